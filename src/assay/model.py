@@ -22,16 +22,27 @@ from pydantic import BaseModel, ConfigDict, Field
 from assay.diff.types import Anchor, Side
 
 __all__ = [
+    "ChecklistItemResult",
+    "ChecklistReport",
+    "ChecklistStatus",
     "Claim",
+    "ClaimCheck",
     "ClaimKind",
+    "ClaimStatus",
+    "ClosedFinding",
     "ConfirmKpi",
+    "ConfirmVerdict",
+    "Confirmation",
     "Coverage",
+    "FactCheck",
     "FactCheckKpi",
+    "FactCheckVerdict",
     "Finding",
     "FindingSource",
     "Kpi",
     "PullRequestMeta",
     "RecheckKpi",
+    "RecheckStatus",
     "ReportedFinding",
     "RoundResult",
     "Severity",
@@ -140,6 +151,51 @@ def _normalize_title(title: str) -> str:
     return " ".join(title.lower().split())
 
 
+class ClaimStatus(StrEnum):
+    VERIFIED = "verified"
+    REFUTED = "refuted"
+    UNVERIFIED = "unverified"
+    """Could not be checked against the repository (vague, about absent code): cannot block."""
+
+
+class ClaimCheck(_Frozen):
+    claim: Claim
+    status: ClaimStatus
+    detail: str = ""
+    """What the check saw (``line 12 is `return foo(x)```), or why it could not check."""
+    method: Literal["deterministic", "llm"] = "deterministic"
+
+
+class FactCheckVerdict(StrEnum):
+    HOLD = "hold"
+    """Every claim verified."""
+    REFUTED = "refuted"
+    """At least one claim refuted."""
+    UNVERIFIED = "unverified"
+    """No claim refuted, but not all verified (or no claims at all)."""
+    PARSE_FAIL = "parse_fail"
+    """The fact-check stage failed or its output was unusable."""
+
+
+class FactCheck(_Frozen):
+    verdict: FactCheckVerdict
+    checks: tuple[ClaimCheck, ...] = ()
+    round_index: int = 1
+    """The round whose head these checks ran against."""
+
+
+class ConfirmVerdict(StrEnum):
+    CONFIRMED = "confirmed"
+    REFUTED = "refuted"
+    FAILED = "failed"
+    """The confirm stage errored; a finding whose confirmation failed cannot block."""
+
+
+class Confirmation(_Frozen):
+    verdict: ConfirmVerdict
+    reason: str = ""
+
+
 class ReportedFinding(_Frozen):
     """A finding as the round reports it: gated, counted and anchored."""
 
@@ -158,6 +214,72 @@ class ReportedFinding(_Frozen):
     anchor: Anchor
     checklist_items: tuple[str, ...] = ()
     """Ids of failing checklist items this finding represents."""
+    confirmation: Confirmation | None = None
+    fact_check: FactCheck | None = None
+    members: int = 1
+    """Reported findings merged into this one by clustering (all reps, static included)."""
+    on_changed_line: bool = True
+    """The location is on a line this round's delta added or changed."""
+
+
+class RecheckStatus(StrEnum):
+    FIXED = "fixed"
+    STILL_OPEN = "still_open"
+    CANNOT_SUBSTANTIATE = "cannot_substantiate"
+    FAIL = "fail"
+
+
+class ClosedFinding(_Frozen):
+    """An earlier finding that a recheck closed (fixed, or no longer substantiated), with proof."""
+
+    id: str
+    title: str
+    severity: Severity
+    path: str
+    line: int
+    status: RecheckStatus
+    proof: str
+    first_seen_round: int
+    closed_round: int
+
+
+class ChecklistStatus(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+
+
+class ChecklistItemResult(_Frozen):
+    """One applicable checklist item, evaluated for the round."""
+
+    item_id: str
+    """Stable id, e.g. ``G.6.1.22`` or ``P.B.1``."""
+    checklist: str
+    """The catalog it belongs to (its display name is the renderer's job)."""
+    label: str
+    """The short tag the seed prints in brackets: ``6.1``, ``I``, ``P.B``."""
+    section: str
+    text: str
+    status: ChecklistStatus
+    finding_id: str | None = None
+    """The one finding that shows the failure (always set for a fail)."""
+    method: Literal["static", "llm", "rule"] = "llm"
+
+
+class ChecklistReport(_Frozen):
+    checklists: tuple[str, ...] = ()
+    """Catalog names in catalog order (the order their groups render)."""
+    checklist_titles: tuple[str, ...] = ()
+    """Display titles, parallel to ``checklists`` (locale already applied)."""
+    items: tuple[ChecklistItemResult, ...] = ()
+    """Every applicable item: ``len(items)`` is the round's deterministic ``M total``."""
+
+    @property
+    def total(self) -> int:
+        return len(self.items)
+
+    @property
+    def failed(self) -> tuple[ChecklistItemResult, ...]:
+        return tuple(item for item in self.items if item.status is ChecklistStatus.FAIL)
 
 
 class Strength(_Frozen):
@@ -282,6 +404,9 @@ class RoundResult(BaseModel):
     failures: tuple[StageFailure, ...] = ()
     delta_files: tuple[str, ...] = ()
     full_files: tuple[str, ...] = ()
+    closed: tuple[ClosedFinding, ...] = ()
+    """Cumulative across rounds: every earlier finding a recheck closed, newest first."""
+    checklist: ChecklistReport | None = None
 
     @property
     def verdict(self) -> Verdict:

@@ -38,5 +38,7 @@ class PullRequestSnapshot:
     base: RevisionReader
     repo_config_text: str | None = None
     """``.assay.toml`` at the BASE revision (``None`` when absent)."""
+    gitattributes_text: str | None = None
+    """``.gitattributes`` at the BASE revision (generated/vendored markers)."""
     delta_files: tuple[str, ...] = field(default=())
     """Files changed since the previously reviewed head (empty: same as ``files``)."""

@@ -72,6 +72,7 @@ def local_snapshot(
         merge_base_sha=merge_base_sha,
     )
     config_blob = repo.read_blob(merge_base_sha, REPO_CONFIG_FILE)
+    attributes_blob = repo.read_blob(merge_base_sha, ".gitattributes")
     return PullRequestSnapshot(
         meta=meta,
         identity=pr_id or f"local:{Path(repo.path).resolve()}@{head_ref}",
@@ -79,5 +80,10 @@ def local_snapshot(
         patch_bytes=len(patch),
         head=GitRevisionReader(repo, head_sha),
         base=GitRevisionReader(repo, merge_base_sha),
-        repo_config_text=config_blob.decode("utf-8", errors="replace") if config_blob else None,
+        repo_config_text=_text(config_blob),
+        gitattributes_text=_text(attributes_blob),
     )
+
+
+def _text(blob: bytes | None) -> str | None:
+    return blob.decode("utf-8", errors="replace") if blob is not None else None

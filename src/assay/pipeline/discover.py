@@ -61,6 +61,9 @@ class DiscoveryInput(BaseModel):
     focus: str | None = None
     """A short hint for this rep (e.g. "concurrency and error handling"); from configuration,
     never from the PR."""
+    other_files: tuple[str, ...] = ()
+    """One-line notes on changed files NOT in this request (other shards, generated files),
+    so the rep knows the whole change without reviewing it twice."""
 
 
 @dataclass(frozen=True)
@@ -149,7 +152,7 @@ def build_discovery_messages(inputs: DiscoveryInput, *, rep: int) -> list[Messag
     """
     schema_json = json.dumps(stage_json_schema(STAGE), ensure_ascii=False, separators=(",", ":"))
     system = render_prompt("discover.system.j2", lang=inputs.lang, schema_json=schema_json)
-    metadata = _metadata_text(inputs.pr, inputs.files)
+    metadata = _metadata_text(inputs.pr, inputs.files, inputs.other_files)
     diff = format_diff_for_model(inputs.files)
     nonce = content_nonce(metadata, diff)
     user = render_prompt(
@@ -164,7 +167,9 @@ def build_discovery_messages(inputs: DiscoveryInput, *, rep: int) -> list[Messag
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def _metadata_text(pr: PullRequestMeta, files: tuple[FileDiff, ...]) -> str:
+def _metadata_text(
+    pr: PullRequestMeta, files: tuple[FileDiff, ...], other_files: tuple[str, ...] = ()
+) -> str:
     description = pr.description.strip()
     if len(description) > _DESCRIPTION_LIMIT:
         description = (
@@ -184,6 +189,11 @@ def _metadata_text(pr: PullRequestMeta, files: tuple[FileDiff, ...]) -> str:
             description or "(none)",
             f"Files ({len(files)}):",
             listing,
+            *(
+                [f"Other changed files, not in this request ({len(other_files)}):", *other_files]
+                if other_files
+                else []
+            ),
         ]
     )
 

@@ -33,7 +33,7 @@ from assay.model import (
 from assay.pipeline.cluster import cluster_exact
 from assay.pipeline.discover import DiscoveryInput, DiscoveryOutcome, discover
 from assay.pipeline.gate import GateDecision, SupportedFinding, gate_findings
-from assay.pipeline.prepare import PreparedDiff, prepare_diff
+from assay.pipeline.prepare import PreparedDiff, Shard, generated_by_attributes, prepare_diff
 from assay.static import ChangedPythonFile, StaticReport, run_static_analysis
 
 __all__ = ["NullProgress", "Progress", "ReviewOptions", "RoundOutcome", "review_round"]
@@ -69,6 +69,7 @@ class ReviewOptions:
     reps: int = 1
     block_support: int = 3
     max_patch_tokens: int = 60_000
+    max_shards: int = 8
     static_enabled: bool = True
     round_index: int = 1
 
@@ -99,7 +100,11 @@ async def review_round(
 
     progress.stage("prepare")
     prepared = prepare_diff(
-        files, max_patch_tokens=options.max_patch_tokens, estimate_tokens=estimate_tokens
+        files,
+        max_patch_tokens=options.max_patch_tokens,
+        estimate_tokens=estimate_tokens,
+        max_shards=options.max_shards,
+        generated=generated_by_attributes(snapshot.gitattributes_text),
     )
 
     static_report: StaticReport | None = None
@@ -110,7 +115,7 @@ async def review_round(
         )
 
     outcomes: list[DiscoveryOutcome] = []
-    if llm is not None and prepared.reviewable:
+    if llm is not None and prepared.shards:
         progress.stage("discover")
         outcomes = await _discover_all(snapshot, prepared, llm, options, progress)
 
@@ -149,8 +154,10 @@ async def review_round(
         strengths=_strengths(outcomes),
         kpi=kpi,
         coverage=Coverage(
-            reviewed_files=tuple(f.path for f in prepared.reviewable),
-            not_reviewed=tuple(f"{path} ({reason})" for path, reason in prepared.skipped),
+            reviewed_files=prepared.reviewed_paths,
+            not_reviewed=tuple(
+                f"{path} ({reason})" for path, reason in prepared.not_reviewed + prepared.summarized
+            ),
         ),
         failures=failures,
         delta_files=snapshot.delta_files or tuple(f.path for f in files),
@@ -181,20 +188,23 @@ async def _discover_all(
     options: ReviewOptions,
     progress: Progress,
 ) -> list[DiscoveryOutcome]:
-    paths = [f.path for f in prepared.reviewable]
+    """Every rep reviews every shard; all (rep, shard) requests run concurrently.
+
+    Returns one outcome per rep, merged over its shards (a rep fails if any shard failed).
+    """
     done = 0
 
     async def one_rep(rep: int) -> DiscoveryOutcome:
         nonlocal done
-        # Reps differ by seed and by the order in which they walk the files, not by instructions.
-        shift = rep % len(paths) if paths else 0
-        inputs = DiscoveryInput(
-            pr=snapshot.meta,
-            files=prepared.reviewable,
-            lang=options.lang,
-            file_order=tuple(paths[shift:] + paths[:shift]),
+        shard_outcomes = await asyncio.gather(
+            *(
+                discover(
+                    _rep_input(snapshot, prepared, shard, rep, options), llm, rep=rep, seed=rep
+                )
+                for shard in prepared.shards
+            )
         )
-        outcome = await discover(inputs, llm, rep=rep, seed=rep)
+        outcome = _merge_shards(shard_outcomes)
         done += 1
         progress.rep_done(done, options.reps)
         progress.tokens(
@@ -204,6 +214,43 @@ async def _discover_all(
         return outcome
 
     return list(await asyncio.gather(*(one_rep(rep) for rep in range(options.reps))))
+
+
+def _rep_input(
+    snapshot: PullRequestSnapshot,
+    prepared: PreparedDiff,
+    shard: Shard,
+    rep: int,
+    options: ReviewOptions,
+) -> DiscoveryInput:
+    # Reps differ by seed and by the order in which they walk the files, not by instructions.
+    paths = [f.path for f in shard.files]
+    shift = rep % len(paths) if paths else 0
+    in_shard = set(paths)
+    others = tuple(
+        f"{path} (in another part of this review)"
+        for path in prepared.reviewed_paths
+        if path not in in_shard
+    ) + tuple(f"{path} ({note})" for path, note in prepared.summarized)
+    return DiscoveryInput(
+        pr=snapshot.meta,
+        files=shard.files,
+        lang=options.lang,
+        file_order=tuple(paths[shift:] + paths[:shift]),
+        other_files=others,
+    )
+
+
+def _merge_shards(outcomes: Sequence[DiscoveryOutcome]) -> DiscoveryOutcome:
+    errors = [o.error for o in outcomes if o.error]
+    return DiscoveryOutcome(
+        findings=tuple(f for o in outcomes for f in o.findings),
+        strengths=tuple(s for o in outcomes for s in o.strengths),
+        calls=tuple(c for o in outcomes for c in o.calls),
+        error="; ".join(errors) if errors else None,
+        pending=tuple(p for o in outcomes for p in o.pending),
+        dropped_findings=sum(o.dropped_findings for o in outcomes),
+    )
 
 
 def _static_support(finding: Finding) -> SupportedFinding:
@@ -293,7 +340,7 @@ def _kpi(
         diff_truncated=prepared.truncated,
         patch_bytes=prepared.patch_bytes if ran_discovery else 0,
         coverage=prepared.coverage if ran_discovery else 0.0,
-        shards=1 if ran_discovery else 0,
+        shards=len(prepared.shards) if ran_discovery else 0,
         discover_ok=sum(1 for o in outcomes if o.error is None and not o.pending),
         discover_fail=sum(1 for o in outcomes if o.error is not None and not o.pending),
         discover_attempts=sum(c.attempts for c in calls if c.stage == "discover"),

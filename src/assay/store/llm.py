@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from assay.llm.cache import CachedExchange
 from assay.llm.client import CallRecord
-from assay.store.schema import LLMCallRow, LLMExchangeRow
+from assay.store.schema import LLMCallRow, LLMExchangeRow, as_utc
 
 __all__ = ["SqlReplayCache", "record_calls"]
 
@@ -36,7 +36,7 @@ class SqlReplayCache:
                 completion_tokens=row.completion_tokens,
                 cached_prompt_tokens=row.cached_prompt_tokens,
                 latency_ms=row.latency_ms,
-                created_at=row.created_at,
+                created_at=as_utc(row.created_at),
                 source="batch" if row.source == "batch" else "http",
             )
 

@@ -9,7 +9,7 @@ from sqlalchemy import Engine, delete, func, select
 from sqlalchemy.orm import Session
 
 from assay.model import RoundResult
-from assay.store.schema import FindingRow, PullRequestRow, RoundRow
+from assay.store.schema import FindingRow, PullRequestRow, RoundRow, as_utc
 
 __all__ = ["PullRequestKey", "RoundStore", "RoundSummary"]
 
@@ -142,7 +142,7 @@ class RoundStore:
                         verdict=row.verdict,
                         findings=len(result.findings),
                         blocking=len(result.blocking),
-                        created_at=row.created_at,
+                        created_at=as_utc(row.created_at),
                     )
                 )
             return summaries

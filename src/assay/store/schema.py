@@ -5,16 +5,29 @@ Migrations live in ``store/migrations`` (Alembic); change a table here and add a
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-__all__ = ["Base", "FindingRow", "LLMCallRow", "LLMExchangeRow", "PullRequestRow", "RoundRow"]
+__all__ = [
+    "Base",
+    "FindingRow",
+    "LLMCallRow",
+    "LLMExchangeRow",
+    "PullRequestRow",
+    "RoundRow",
+    "as_utc",
+]
 
 
 class Base(DeclarativeBase):
     pass
+
+
+def as_utc(moment: datetime) -> datetime:
+    """SQLite hands back naive datetimes; every stored time is UTC."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 class PullRequestRow(Base):
