@@ -102,6 +102,9 @@ def review(
     ] = None,
     no_cache: Annotated[bool, typer.Option(help="Do not answer from the replay cache.")] = False,
     reps: Annotated[int | None, typer.Option(min=1, max=16, help="Discovery reps.")] = None,
+    agentic_reps: Annotated[
+        int | None, typer.Option(min=0, max=16, help="Reps that may use repository tools.")
+    ] = None,
     block_support: Annotated[
         int | None, typer.Option(min=1, help="Votes a model P0/P1 needs to block.")
     ] = None,
@@ -124,6 +127,7 @@ def review(
         pr_id=pr_id,
         lang=lang.value if lang else None,
         reps=reps,
+        agentic_reps=agentic_reps,
         block_support=block_support,
         llm_mode=_llm_mode(llm),
         batch_file=batch_file,

@@ -18,7 +18,14 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from assay.errors import ConfigError
 from assay.llm.settings import LLMSettings
 
-__all__ = ["REPO_CONFIG_FILE", "RepoConfig", "Settings", "default_db_url", "parse_repo_config"]
+__all__ = [
+    "REPO_CONFIG_FILE",
+    "ChecklistsConfig",
+    "RepoConfig",
+    "Settings",
+    "default_db_url",
+    "parse_repo_config",
+]
 
 REPO_CONFIG_FILE = ".assay.toml"
 
@@ -50,6 +57,10 @@ class Settings(BaseSettings):
     temperature: float = 0.2
     json_schema_output: bool = True
     """Send ``response_format`` json_schema; turn off for servers that reject it."""
+    reps: int | None = None
+    """Overrides ``[review] reps`` of ``.assay.toml``."""
+    agentic_reps: int | None = None
+    block_support: int | None = None
 
     def llm(self) -> LLMSettings | None:
         """The endpoint settings, or ``None`` when no model is configured."""
@@ -90,18 +101,50 @@ class ReviewConfig(BaseModel):
     """Language of the review and of the model's findings."""
     timezone: str = "UTC"
     """Time zone of the ``Reviewed:`` line: an IANA name or ``UTC+8``."""
-    reps: int = Field(default=1, ge=1, le=16)
-    """Independent discovery runs per round."""
+    reps: int = Field(default=5, ge=1, le=16)
+    """Independent discovery runs per round (the denominator of votes)."""
+    agentic_reps: int = Field(default=2, ge=0, le=16)
+    """How many of the reps may explore the repository with tools (the first ones)."""
     block_support: int = Field(default=3, ge=1)
     """Votes a P0/P1 model finding needs before it may block."""
+    confirm: bool = True
+    """Re-examine blocking candidates with an agentic confirm stage (off: they cannot block)."""
+    fact_check: bool = True
+    """Check blocking candidates' claims (off: they cannot block)."""
+    agent_max_steps: int = Field(default=8, ge=1, le=64)
+    """Tool-calling steps an agentic stage may take before it must answer."""
     max_patch_tokens: int = Field(default=60_000, ge=1_000)
-    """Token budget for the diff sent to one discovery request."""
+    """Token budget for the diff part of one discovery request (one shard)."""
+    max_shards: int = Field(default=8, ge=1, le=64)
+    """At most this many shards; what does not fit is named as not reviewed."""
 
 
 class StaticConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     enabled: bool = True
+
+
+class ChecklistsConfig(BaseModel):
+    """The ``[checklists]`` table: which checklist catalogs a review scores the change against.
+
+    Example::
+
+        [checklists]
+        files = [".assay/rtp-llm-checklist.toml"]   # read from the BASE revision
+        skip_items = ["G.6.1.20"]
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = True
+    """Evaluate checklists at all."""
+    builtin: tuple[str, ...] | None = None
+    """Names of the shipped catalogs to use (``None``, the default: all of them; ``[]``: none)."""
+    files: tuple[str, ...] = ()
+    """Repository checklist files (same TOML format), paths from the repository root."""
+    skip_items: tuple[str, ...] = ()
+    """Item ids never evaluated or counted."""
 
 
 class RepoConfig(BaseModel):
@@ -119,6 +162,7 @@ class RepoConfig(BaseModel):
 
     review: ReviewConfig = Field(default_factory=ReviewConfig)
     static: StaticConfig = Field(default_factory=StaticConfig)
+    checklists: ChecklistsConfig = Field(default_factory=ChecklistsConfig)
 
 
 def parse_repo_config(text: str | None, *, source: str = REPO_CONFIG_FILE) -> RepoConfig:

@@ -36,6 +36,7 @@ class LocalReviewRequest:
     pr_id: str | None = None
     lang: Literal["en", "zh"] | None = None
     reps: int | None = None
+    agentic_reps: int | None = None
     block_support: int | None = None
     llm_mode: LLMMode = "auto"
     batch_file: Path | None = None
@@ -79,11 +80,22 @@ def review_local(
         snapshot = local_snapshot(repo, base=request.base, head=request.head, pr_id=request.pr_id)
         config = parse_repo_config(snapshot.repo_config_text)
         pr_key = PullRequestKey(forge="local", repo=snapshot.identity)
+        review = config.review
+        reps = _first(request.reps, settings.reps, review.reps)
         options = ReviewOptions(
-            lang=request.lang or config.review.lang,
-            reps=request.reps or config.review.reps,
-            block_support=request.block_support or config.review.block_support,
-            max_patch_tokens=config.review.max_patch_tokens,
+            lang=request.lang or review.lang,
+            reps=reps,
+            agentic_reps=min(
+                _first(request.agentic_reps, settings.agentic_reps, review.agentic_reps), reps
+            ),
+            block_support=_first(
+                request.block_support, settings.block_support, review.block_support
+            ),
+            confirm=review.confirm,
+            fact_check=review.fact_check,
+            agent_max_steps=review.agent_max_steps,
+            max_patch_tokens=review.max_patch_tokens,
+            max_shards=review.max_shards,
             static_enabled=config.static.enabled,
             round_index=store.rounds.round_index_for(pr_key, snapshot.meta.head_sha),
         )
@@ -105,6 +117,11 @@ def review_local(
     round_id = store.rounds.save_round(pr_key, outcome.result)
     store.record_calls(round_id, outcome.calls)
     return LocalReview(outcome=outcome, config=config, round_id=round_id)
+
+
+def _first(*values: int | None) -> int:
+    """The first value that is set: command line, then environment, then ``.assay.toml``."""
+    return next(value for value in values if value is not None)
 
 
 async def _run(

@@ -80,8 +80,14 @@ def repo(make_repo: Callable[..., Path]) -> Path:
     return make_repo({"service.py": SERVICE, "calc.py": CALC_BASE}, {"service.py": SERVICE_CHANGED})
 
 
+SINGLE_REP = ("--reps", "1", "--agentic-reps", "0")
+
+
 def review(run_cli: Callable[..., CliResult], repo: Path, out: Path, *extra: str) -> CliResult:
-    done = run_cli("review", "--repo", str(repo), "--base", "main", "--out", str(out), *extra)
+    """One non-agentic rep unless ``extra`` says otherwise (later options win)."""
+    done = run_cli(
+        "review", "--repo", str(repo), "--base", "main", "--out", str(out), *SINGLE_REP, *extra
+    )
     assert done.exit_code == 0, done.stderr
     return done
 
@@ -222,7 +228,15 @@ def test_batch_export_import_rerun_completes_without_http(
     batch_in = tmp_path / "batch-in.jsonl"
 
     exported = run_cli(
-        "review", "--repo", str(repo), "--base", "main", "--llm", "batch-export", str(batch_in)
+        "review",
+        "--repo",
+        str(repo),
+        "--base",
+        "main",
+        *SINGLE_REP,
+        "--llm",
+        "batch-export",
+        str(batch_in),
     )
 
     assert exported.exit_code == 0, exported.stderr
@@ -247,6 +261,7 @@ def test_batch_export_import_rerun_completes_without_http(
         str(repo),
         "--base",
         "main",
+        *SINGLE_REP,
         "--llm",
         "batch-export",
         str(batch_in),
@@ -254,7 +269,7 @@ def test_batch_export_import_rerun_completes_without_http(
         str(out),
     )
     assert done.exit_code == 0, done.stderr
-    assert "File handle is never closed @ service.py:2" in done.stdout
+    assert "File handle is never closed @ service.py:2" in done.stdout, done.stderr
     kpi = json.loads((out / "kpi.json").read_text(encoding="utf-8"))
     assert kpi["discover_ok"] == 1 and kpi["llm"]["cached_calls"] == 1
 

@@ -67,7 +67,11 @@ class NullProgress:
 class ReviewOptions:
     lang: Literal["en", "zh"] = "en"
     reps: int = 1
+    agentic_reps: int = 0
     block_support: int = 3
+    confirm: bool = True
+    fact_check: bool = True
+    agent_max_steps: int = 8
     max_patch_tokens: int = 60_000
     max_shards: int = 8
     static_enabled: bool = True
