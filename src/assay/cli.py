@@ -17,11 +17,14 @@ import structlog
 import typer
 from rich.console import Console
 
-from assay.config import Settings
+from assay.checklists import load_builtin_catalogs, render_catalog_listing, resolve_catalogs
+from assay.config import REPO_CONFIG_FILE, Settings, parse_repo_config
 from assay.errors import AssayError
+from assay.forge.git import GitRepo
+from assay.forge.local import GitRevisionReader, local_identity
 from assay.llm.batch import import_batch_responses
-from assay.llm.schemas import stage_json_schema, stage_names
 from assay.model import RoundResult, Verdict
+from assay.pipeline.stages import reply_schema, stage_names
 from assay.render import (
     findings_json,
     inline_comments,
@@ -30,8 +33,9 @@ from assay.render import (
     render_review,
     render_summary,
 )
+from assay.render.history import render_history, resolve_round
 from assay.runner import LLMMode, LocalReviewRequest, review_local
-from assay.store import Store
+from assay.store import PullRequestKey, Store
 
 __all__ = ["app", "main"]
 
@@ -190,13 +194,93 @@ def llm_import(
 
 
 @app.command()
+def history(
+    repo: Annotated[Path, typer.Option(help="The git repository.")] = Path("."),
+    head: Annotated[str, typer.Option(help="The branch whose rounds to list.")] = "HEAD",
+    pr_id: Annotated[str | None, typer.Option(help="Identity of the PR across rounds.")] = None,
+    lang: Annotated[Lang, typer.Option(help="Output language.")] = Lang.en,
+) -> None:
+    """List the reviewed rounds of a pull request with verdicts and counts."""
+    configure_logging(verbose=False)
+    settings = Settings()
+    store = _open_store(settings)
+    try:
+        key = _local_key(repo, head, pr_id)
+        typer.echo(
+            render_history(store.rounds.list_rounds(key), target=key.key, lang=lang.value), nl=False
+        )
+    except AssayError as error:
+        _fail(error)
+    finally:
+        store.close()
+
+
+@app.command()
+def show(
+    round_index: Annotated[
+        int | None, typer.Argument(metavar="ROUND", help="Round number (default: the latest).")
+    ] = None,
+    repo: Annotated[Path, typer.Option(help="The git repository.")] = Path("."),
+    head: Annotated[str, typer.Option(help="The branch whose rounds to show.")] = "HEAD",
+    pr_id: Annotated[str | None, typer.Option(help="Identity of the PR across rounds.")] = None,
+    lang: Annotated[Lang, typer.Option(help="Output language.")] = Lang.en,
+    timezone: Annotated[str, typer.Option("--tz", help="Time zone of the Reviewed: line.")] = "UTC",
+    out: Annotated[Path | None, typer.Option(help="Write every output file here too.")] = None,
+) -> None:
+    """Re-render a stored round (no model calls)."""
+    configure_logging(verbose=False)
+    settings = Settings()
+    store = _open_store(settings)
+    try:
+        key = _local_key(repo, head, pr_id)
+        available = [r.round_index for r in store.rounds.list_rounds(key)]
+        chosen = resolve_round(round_index, available, target=key.key)
+        result = store.rounds.load_round(key, chosen)
+        assert result is not None  # resolve_round only returns stored rounds
+        review_text = render_review(result, lang=lang.value, tz=timezone)
+    except (AssayError, ValueError) as error:
+        _fail(error if isinstance(error, AssayError) else AssayError(str(error)))
+    finally:
+        store.close()
+    if out is not None:
+        _write_outputs(out, result, review_text, lang=lang.value)
+    typer.echo(review_text)
+
+
+@app.command()
+def checklists(
+    repo: Annotated[
+        Path | None, typer.Option(help="Also list the repository's own checklists (at --base).")
+    ] = None,
+    base: Annotated[str, typer.Option(help="Revision to read .assay.toml from.")] = "HEAD",
+    lang: Annotated[Lang, typer.Option(help="Language of titles and items.")] = Lang.en,
+) -> None:
+    """List the checklist catalogs and their items."""
+    configure_logging(verbose=False)
+    try:
+        if repo is None:
+            catalogs = load_builtin_catalogs()
+        else:
+            with GitRepo.open(repo) as git:
+                reader = GitRevisionReader(git, git.rev_parse(base))
+                text = reader.read(REPO_CONFIG_FILE)
+                config = parse_repo_config(text.decode("utf-8", errors="replace") if text else None)
+                catalogs = resolve_catalogs(config.checklists, reader)
+    except AssayError as error:
+        _fail(error)
+    typer.echo(render_catalog_listing(catalogs, lang=lang.value), nl=False)
+
+
+@app.command()
 def schema(
-    stage: Annotated[str, typer.Argument(help="A stage name, e.g. discover.")],
+    stage: Annotated[str, typer.Argument(help=f"One of: {', '.join(stage_names())}.")],
 ) -> None:
     """Print the JSON schema of a stage's model reply."""
-    if stage not in stage_names():
-        _fail(AssayError(f"unknown stage {stage!r}; stages: {', '.join(stage_names())}"))
-    typer.echo(json.dumps(stage_json_schema(stage), indent=2, ensure_ascii=False))
+    try:
+        schema_json = reply_schema(stage)
+    except AssayError as error:
+        _fail(error)
+    typer.echo(json.dumps(schema_json, indent=2, ensure_ascii=False))
 
 
 def configure_logging(*, verbose: bool) -> None:
@@ -227,6 +311,11 @@ def _write_outputs(out: Path, result: RoundResult, review_text: str, *, lang: st
     (out / "kpi.json").write_text(render_kpi_json(result) + "\n", encoding="utf-8")
     (out / "findings.json").write_text(findings_json(result) + "\n", encoding="utf-8")
     (out / "result.json").write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+
+
+def _local_key(repo: Path, head: str, pr_id: str | None) -> PullRequestKey:
+    with GitRepo.open(repo) as git:
+        return PullRequestKey(forge="local", repo=local_identity(git, head=head, pr_id=pr_id))
 
 
 def _llm_mode(option: LLMOption) -> LLMMode:

@@ -220,6 +220,10 @@ class ReportedFinding(_Frozen):
     """Reported findings merged into this one by clustering (all reps, static included)."""
     on_changed_line: bool = True
     """The location is on a line this round's delta added or changed."""
+    argued_severity: Severity | None = None
+    """What this round's reviewers argued, when the kept (stable) severity differs from it."""
+    severity_change_reason: str = ""
+    """Why the severity changed from the earlier round's, when it did (stable by default)."""
 
 
 class RecheckStatus(StrEnum):
@@ -371,6 +375,10 @@ class Kpi(BaseModel):
     skipped: list[str] = Field(default_factory=list)
     failed_stages: list[str] = Field(default_factory=list)
     llm: TokenUsage = Field(default_factory=TokenUsage)
+    tool_calls: int = 0
+    """Repository tool calls made by agentic stages."""
+    critical_path_ms: int = 0
+    """The longest chain of dependent model calls, in endpoint time (see ``pipeline/_kpi.py``)."""
     wall_ms: int = 0
 
 

@@ -33,18 +33,25 @@ def commit_all(repo: Path, message: str) -> str:
     return git(repo, "rev-parse", "HEAD")
 
 
+FOCUSED_CONFIG = "[checklists]\nenabled = false\n"
+
 CALC_BASE = "def add(a, b):\n    return a + b\n"
 CALC_UNDEFINED = CALC_BASE + "\n\ndef total(values):\n    return summ(values)\n"
 
 
 @pytest.fixture
 def make_repo(tmp_path: Path) -> Callable[..., Path]:
-    """A repository with ``main`` holding ``files`` and branch ``feature`` holding ``changes``."""
+    """A repository with ``main`` holding ``files`` and branch ``feature`` holding ``changes``.
+
+    Checklists are off unless ``files`` brings its own ``.assay.toml``: these tests look at one
+    stage at a time (tests/integration/test_ensemble.py runs the whole pipeline).
+    """
 
     def build(files: dict[str, str | bytes], changes: dict[str, str | bytes | None]) -> Path:
         repo = tmp_path / "repo"
         repo.mkdir()
         git(repo, "init", "-q", "-b", "main")
+        files = {".assay.toml": FOCUSED_CONFIG, **files}
         for path, content in files.items():
             write(repo, path, content)
         commit_all(repo, "base")

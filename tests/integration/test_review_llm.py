@@ -155,13 +155,24 @@ def test_rerun_is_served_from_the_replay_cache(
 
 
 @pytest.mark.usefixtures("model_env")
-def test_block_support_one_lets_a_single_rep_block(
-    repo: Path, run_cli: Callable[..., CliResult], tmp_path: Path
+def test_block_support_one_lets_a_single_confirmed_rep_block(
+    repo: Path, server: ScriptedLLMServer, run_cli: Callable[..., CliResult], tmp_path: Path
 ) -> None:
+    server.reply = script_by_stage(
+        {
+            "discover": json_reply(discovery()),
+            "confirm": json_reply({"verdict": "confirmed", "reason": "service.py:2 leaks."}),
+        }
+    )
+
     done = review(run_cli, repo, tmp_path / "out", "--block-support", "1")
 
     assert "Status: BLOCKING" in done.stdout
     assert (tmp_path / "out" / "followup.md").exists()
+    kpi = json.loads((tmp_path / "out" / "kpi.json").read_text(encoding="utf-8"))
+    assert kpi["confirm"] == {"candidates": 1, "to_block": 1, "confirm_fail": 0}
+    assert kpi["fact_check"]["checked"] == 1 and kpi["fact_check"]["hold"] == 1
+    assert [r.stage for r in server.requests] == ["discover", "confirm"]
 
 
 @pytest.mark.usefixtures("model_env")

@@ -1,4 +1,4 @@
-"""Stores on the real databases: an SQLite file, and a fresh database on the machine's PostgreSQL."""
+"""Stores on real databases: an SQLite file, and a fresh database on the local PostgreSQL."""
 
 from __future__ import annotations
 

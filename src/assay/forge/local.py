@@ -11,7 +11,7 @@ from assay.forge.base import PullRequestSnapshot, RevisionReader
 from assay.forge.git import GitRepo
 from assay.model import PullRequestMeta
 
-__all__ = ["GitRevisionReader", "local_snapshot"]
+__all__ = ["GitRevisionReader", "local_identity", "local_snapshot"]
 
 
 class GitRevisionReader:
@@ -59,8 +59,7 @@ def local_snapshot(
     patch = repo.diff(merge_base_sha, head_sha)
     files = parse_unified_diff(patch)
     info = repo.commit_info(head_sha)
-    branch = repo.current_branch() if head == "HEAD" else head
-    head_ref = branch or head
+    head_ref = _head_ref(repo, head)
     meta = PullRequestMeta(
         title=info.subject,
         author=info.author.split(" <", 1)[0],
@@ -75,7 +74,7 @@ def local_snapshot(
     attributes_blob = repo.read_blob(merge_base_sha, ".gitattributes")
     return PullRequestSnapshot(
         meta=meta,
-        identity=pr_id or f"local:{Path(repo.path).resolve()}@{head_ref}",
+        identity=local_identity(repo, head=head, pr_id=pr_id),
         files=files,
         patch_bytes=len(patch),
         head=GitRevisionReader(repo, head_sha),
@@ -87,3 +86,13 @@ def local_snapshot(
 
 def _text(blob: bytes | None) -> str | None:
     return blob.decode("utf-8", errors="replace") if blob is not None else None
+
+
+def local_identity(repo: GitRepo, *, head: str = "HEAD", pr_id: str | None = None) -> str:
+    """The identity that owns a local pull request's rounds: ``local:/repo@branch``."""
+    return pr_id or f"local:{Path(repo.path).resolve()}@{_head_ref(repo, head)}"
+
+
+def _head_ref(repo: GitRepo, head: str) -> str:
+    branch = repo.current_branch() if head == "HEAD" else head
+    return branch or head

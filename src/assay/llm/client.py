@@ -99,6 +99,12 @@ class CallRecord(BaseModel):
     ok: bool
     """The exchange produced a reply that validated."""
     error: str | None = None
+    service_ms: int = 0
+    """Time the endpoint took (the answering HTTP attempt, inside the concurrency bound): what
+    a round's critical path is made of. ``latency_ms`` adds queueing, retries and backoff."""
+    chain: int = 0
+    """Identifies the asyncio task that made the call: calls of one chain ran one after the
+    other (an agentic loop, re-asks), calls of different chains could run side by side."""
 
 
 @dataclass(frozen=True)
@@ -424,7 +430,7 @@ class LLMClient:
         view = view_completion(response)
         record = _record(
             stage, key, view, cached=False, attempts=attempt_log.attempts, started=started
-        )
+        ).model_copy(update={"service_ms": latency_ms})
         self._write_cache(stage, key, body, response, view, latency_ms)
         log.info("llm.call", **record.model_dump(exclude={"key"}), key=key[:12])
         return Completion(key, body, response, view, record)
@@ -529,7 +535,13 @@ def _record(
         cached_prompt_tokens=view.cached_prompt_tokens,
         finish_reason=view.finish_reason,
         ok=True,
+        chain=_chain_id(),
     )
+
+
+def _chain_id() -> int:
+    task = asyncio.current_task()
+    return id(task) if task is not None else 0
 
 
 def _failed(record: CallRecord, error: str) -> CallRecord:

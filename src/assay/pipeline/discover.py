@@ -22,6 +22,7 @@ from assay.llm._prompting import (
     render_prompt,
     untrusted_block,
 )
+from assay.llm.agent import run_agent, tool_calls_of
 from assay.llm.client import CallRecord, LLMClient, Message, calls_of
 from assay.llm.schemas import (
     DiscoveryReply,
@@ -30,6 +31,7 @@ from assay.llm.schemas import (
     to_strength,
 )
 from assay.model import Finding, PullRequestMeta, Strength
+from assay.tools import Toolbox, ToolCallRecord
 
 __all__ = [
     "STAGE",
@@ -79,6 +81,8 @@ class DiscoveryOutcome:
     """Batch export: the requests the replay cache could not answer yet."""
     dropped_findings: int = 0
     """Findings the reply contained but that had an empty title or path."""
+    tool_calls: tuple[ToolCallRecord, ...] = ()
+    """Repository tool calls an agentic rep made."""
 
     @property
     def ok(self) -> bool:
@@ -92,7 +96,13 @@ class DiscoveryOutcome:
 
 
 async def discover(
-    inputs: DiscoveryInput, client: LLMClient, *, rep: int = 0, seed: int | None = None
+    inputs: DiscoveryInput,
+    client: LLMClient,
+    *,
+    rep: int = 0,
+    seed: int | None = None,
+    toolbox: Toolbox | None = None,
+    max_steps: int = 8,
 ) -> DiscoveryOutcome:
     """Run one discovery rep.
 
@@ -101,6 +111,8 @@ async def discover(
         client: The LLM client (its mode decides between HTTP and batch export).
         rep: The rep's index, recorded on each finding and named in the prompt's tail.
         seed: Sent with the request when given.
+        toolbox: Repository tools: the rep is agentic and may explore before answering.
+        max_steps: Tool-calling steps an agentic rep may take.
 
     Returns:
         The findings and strengths, the call records, and either an ``error`` (the stage
@@ -113,9 +125,17 @@ async def discover(
     """
     if not inputs.files:
         return DiscoveryOutcome()
-    messages = build_discovery_messages(inputs, rep=rep)
+    messages = build_discovery_messages(inputs, rep=rep, agentic=toolbox is not None)
+    tool_calls: tuple[ToolCallRecord, ...] = ()
     try:
-        call = await client.call_stage(STAGE, messages, DiscoveryReply, seed=seed)
+        if toolbox is None:
+            call = await client.call_stage(STAGE, messages, DiscoveryReply, seed=seed)
+            reply, calls = call.value, call.calls
+        else:
+            agent = await run_agent(
+                client, STAGE, messages, DiscoveryReply, toolbox, max_steps=max_steps, seed=seed
+            )
+            reply, calls, tool_calls = agent.value, agent.calls, agent.tool_calls
     except LLMPending as pending:
         return DiscoveryOutcome(calls=calls_of(pending), pending=(pending,))
     except LLMUnreachable:
@@ -123,23 +143,30 @@ async def discover(
         # model must not read as a clean one. The run stops with this one-line error.
         raise
     except LLMError as error:
-        return DiscoveryOutcome(calls=calls_of(error), error=f"{type(error).__name__}: {error}")
+        return DiscoveryOutcome(
+            calls=calls_of(error),
+            tool_calls=tool_calls_of(error),
+            error=f"{type(error).__name__}: {error}",
+        )
     kept = [
         discovered
-        for discovered in call.value.findings
+        for discovered in reply.findings
         if discovered.title.strip() and discovered.path.strip()
     ]
     return DiscoveryOutcome(
         findings=tuple(to_finding(discovered, rep) for discovered in kept),
         strengths=tuple(
-            to_strength(strength) for strength in call.value.strengths if strength.text.strip()
+            to_strength(strength) for strength in reply.strengths if strength.text.strip()
         ),
-        calls=call.calls,
-        dropped_findings=len(call.value.findings) - len(kept),
+        calls=calls,
+        tool_calls=tool_calls,
+        dropped_findings=len(reply.findings) - len(kept),
     )
 
 
-def build_discovery_messages(inputs: DiscoveryInput, *, rep: int) -> list[Message]:
+def build_discovery_messages(
+    inputs: DiscoveryInput, *, rep: int, agentic: bool = False
+) -> list[Message]:
     """Build the discovery conversation: system instructions, then one user message whose
     long part (metadata and diff) is the same for every rep and whose tail is the rep's own.
 
@@ -161,6 +188,7 @@ def build_discovery_messages(inputs: DiscoveryInput, *, rep: int) -> list[Messag
         metadata_block=untrusted_block("pull-request", metadata, nonce),
         diff_block=untrusted_block("diff", diff, nonce),
         rep=rep,
+        agentic=agentic,
         file_order=_file_numbers(inputs.files, inputs.file_order),
         focus=inputs.focus,
     )

@@ -1,8 +1,12 @@
-"""One review round, top to bottom: prepare → static → discover → cluster → gate → anchor → verdict.
+"""One review round, top to bottom, as DESIGN.md draws it.
 
-``review_round`` is pure orchestration: it reads the snapshot it is given and calls the model
-through the client it is given; it never calls the forge or the database. Independent model
-calls (the reps) run concurrently under the client's one concurrency limit.
+prepare → static → discover → cluster → synthesize → match → (confirm ∥ fact-check ∥ recheck)
+→ gate → anchor → checklists → verdict.
+
+``review_round`` is pure orchestration: it reads the snapshot and history it is given and calls
+the model through the client and tools it is given; it never calls the forge or the database.
+Independent model calls run concurrently under the client's one concurrency bound, so the
+round's wall time stays close to its critical path.
 """
 
 from __future__ import annotations
@@ -14,32 +18,52 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal, Protocol
 
-from assay.diff import FileStatus, anchor_to_diff
-from assay.diff.types import FileDiff
+from assay.checklists import Catalog, ChecklistOutcome, dedupe_strengths, link_findings
+from assay.diff import anchor_to_diff, file_for_path
+from assay.diff.linemap import LineMap
+from assay.diff.types import FileDiff, FileStatus
 from assay.errors import LLMPending
 from assay.forge.base import PullRequestSnapshot
 from assay.llm.client import CallRecord, LLMClient
 from assay.llm.tokens import estimate_tokens
 from assay.model import (
+    ClosedFinding,
+    Confirmation,
+    ConfirmKpi,
     Coverage,
+    FactCheck,
+    FactCheckKpi,
     Finding,
-    Kpi,
+    FindingSource,
     ReportedFinding,
     RoundResult,
+    Severity,
     StageFailure,
     Strength,
-    TokenUsage,
 )
-from assay.pipeline.cluster import cluster_exact
-from assay.pipeline.discover import DiscoveryInput, DiscoveryOutcome, discover
-from assay.pipeline.gate import GateDecision, SupportedFinding, gate_findings
-from assay.pipeline.prepare import PreparedDiff, Shard, generated_by_attributes, prepare_diff
+from assay.pipeline._kpi import KpiInputs, build_kpi
+from assay.pipeline._reps import discover_all
+from assay.pipeline.checklists import evaluate_checklists
+from assay.pipeline.cluster import cluster_findings
+from assay.pipeline.confirm import ConfirmOutcome, confirm_candidates
+from assay.pipeline.discover import DiscoveryOutcome
+from assay.pipeline.factcheck import FactCheckOutcome, fact_check_findings
+from assay.pipeline.gate import GateDecision, SupportedFinding, blocking_dedup_merged, gate_findings
+from assay.pipeline.match import MatchedFinding, match_findings
+from assay.pipeline.prepare import generated_by_attributes, prepare_diff
+from assay.pipeline.recheck import RecheckOutcome, recheck_open_findings
+from assay.pipeline.synthesize import SynthesizedFinding, synthesize_clusters
 from assay.static import ChangedPythonFile, StaticReport, run_static_analysis
+from assay.tools import Toolbox, ToolCallRecord
 
-__all__ = ["NullProgress", "Progress", "ReviewOptions", "RoundOutcome", "review_round"]
-
-# Stages of DESIGN.md that later issues add; until then the KPI names them as skipped.
-_NOT_BUILT_YET = ("synthesize", "match", "confirm", "fact_check", "recheck", "checklists")
+__all__ = [
+    "NullProgress",
+    "Progress",
+    "ReviewOptions",
+    "RoundHistory",
+    "RoundOutcome",
+    "review_round",
+]
 
 
 class Progress(Protocol):
@@ -79,9 +103,23 @@ class ReviewOptions:
 
 
 @dataclass(frozen=True)
+class RoundHistory:
+    """What earlier rounds of the pull request left open, and how their lines moved."""
+
+    open_findings: tuple[ReportedFinding, ...] = ()
+    closed: tuple[ClosedFinding, ...] = ()
+    line_map: LineMap | None = None
+    """Previous reviewed head → this head; ``None`` on the first round or after a rewrite."""
+    delta_files: tuple[str, ...] | None = None
+    """Files changed since the previous reviewed head (``None``: the whole PR)."""
+    reserved_ids: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
 class RoundOutcome:
     result: RoundResult
     calls: tuple[CallRecord, ...] = ()
+    tool_calls: tuple[ToolCallRecord, ...] = ()
     pending: tuple[LLMPending, ...] = field(default=())
     """Batch mode: requests still unanswered; the result is incomplete and must not be published."""
 
@@ -90,17 +128,46 @@ class RoundOutcome:
         return not self.pending
 
 
+@dataclass
+class _Ledger:
+    """Everything the stages spent or could not do, gathered for the KPI and the store."""
+
+    calls: list[CallRecord] = field(default_factory=list)
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    pending: list[LLMPending] = field(default_factory=list)
+    failures: list[StageFailure] = field(default_factory=list)
+
+    def add(
+        self,
+        *,
+        calls: Sequence[CallRecord] = (),
+        tool_calls: Sequence[ToolCallRecord] = (),
+        pending: Sequence[LLMPending] = (),
+        failures: Sequence[StageFailure] = (),
+    ) -> None:
+        self.calls += calls
+        self.tool_calls += tool_calls
+        self.pending += pending
+        self.failures += failures
+
+
 async def review_round(
     snapshot: PullRequestSnapshot,
     *,
     llm: LLMClient | None,
     options: ReviewOptions,
+    history: RoundHistory | None = None,
+    toolbox: Toolbox | None = None,
+    catalogs: Sequence[Catalog] = (),
     progress: Progress | None = None,
 ) -> RoundOutcome:
     """Review one head of a pull request and return everything the round produced."""
     progress = progress or NullProgress()
+    history = history or RoundHistory()
     started = time.perf_counter()
+    ledger = _Ledger()
     files = snapshot.files
+    k = options.round_index
 
     progress.stage("prepare")
     prepared = prepare_diff(
@@ -114,60 +181,246 @@ async def review_round(
     static_report: StaticReport | None = None
     if options.static_enabled:
         progress.stage("static")
-        static_report = run_static_analysis(
-            _changed_python_files(snapshot), snapshot.head, lang=options.lang
+        static_report = await asyncio.to_thread(
+            run_static_analysis, _changed_python_files(snapshot), snapshot.head, lang=options.lang
         )
+        ledger.add(failures=[StageFailure(stage="static", error=e) for e in static_report.errors])
+    static_findings = list(static_report.findings) if static_report else []
 
     outcomes: list[DiscoveryOutcome] = []
     if llm is not None and prepared.shards:
         progress.stage("discover")
-        outcomes = await _discover_all(snapshot, prepared, llm, options, progress)
+        outcomes = await discover_all(
+            snapshot,
+            prepared,
+            llm,
+            reps=options.reps,
+            agentic_reps=options.agentic_reps,
+            lang=options.lang,
+            toolbox=toolbox,
+            max_steps=options.agent_max_steps,
+            progress=progress,
+        )
+        for rep, outcome in enumerate(outcomes):
+            ledger.add(calls=outcome.calls, tool_calls=outcome.tool_calls, pending=outcome.pending)
+            if outcome.error and not outcome.pending:
+                ledger.add(failures=[StageFailure(stage=f"discover[{rep}]", error=outcome.error)])
 
+    progress.stage("cluster")
+    renames = {f.old_path: f.path for f in files if f.old_path}
     llm_findings = [finding for outcome in outcomes for finding in outcome.findings]
-    static_findings = list(static_report.findings) if static_report else []
-    clusters = cluster_exact(llm_findings)
-    candidates = [_static_support(f) for f in static_findings] + clusters
+    clusters = cluster_findings(static_findings + llm_findings, renames=renames)
+    progress.stage("synthesize")
+    synthesis = await synthesize_clusters(
+        clusters, llm, lang=options.lang, reps=max(options.reps, 1)
+    )
+    ledger.add(calls=synthesis.calls, pending=synthesis.pending)
+
+    progress.stage("match")
+    matched = match_findings(
+        synthesis.findings,
+        history.open_findings,
+        line_map=history.line_map,
+        round_index=k,
+        previous_argued={
+            f.id: f.argued_severity for f in history.open_findings if f.argued_severity
+        },
+        reserved_ids=history.reserved_ids,
+    )
+
+    progress.stage("verify")
+    fresh = [(m.id, SupportedFinding(m.finding, m.candidate.votes)) for m in matched.findings]
+    still_unmatched = [(f.id, _carried(f)) for f in matched.unmatched_open]
+    targets = [(fid, s) for fid, s in fresh + still_unmatched if _is_candidate(s, options)]
+    confirm, fact_check, recheck = await _verify(
+        snapshot,
+        matched.unmatched_open,
+        [s.finding for _, s in targets],
+        static_report,
+        llm,
+        toolbox,
+        options,
+        history,
+    )
+    checks = {
+        fid: (
+            confirm.confirmations[i] if confirm is not None else None,
+            fact_check.fact_checks[i] if fact_check is not None else None,
+        )
+        for i, (fid, _) in enumerate(targets)
+    }
+    for stage_outcome in (confirm, fact_check):
+        if stage_outcome is not None:
+            ledger.add(
+                calls=stage_outcome.calls,
+                tool_calls=stage_outcome.tool_calls,
+                pending=stage_outcome.pending,
+                failures=stage_outcome.failures,
+            )
+    ledger.add(calls=recheck.calls, pending=recheck.pending, failures=recheck.failures)
 
     progress.stage("gate")
+    carried = [(f.id, _carried(f)) for f in recheck.still_open]
+    gated = [(fid, _with_checks(s, checks.get(fid))) for fid, s in fresh + carried]
     decisions = gate_findings(
-        candidates, reps=max(options.reps, 1), block_support=options.block_support
+        [s for _, s in gated],
+        reps=max(options.reps, 1),
+        block_support=options.block_support,
+        round_index=k,
     )
-    reported = _report(decisions, files, options.round_index)
+    identities = _identities(gated, matched.findings, synthesis.findings, recheck.still_open)
+    reported = [_report(d, identities[id(d.finding)], files, history) for d in decisions]
 
-    calls = tuple(call for outcome in outcomes for call in outcome.calls)
-    pending = tuple(p for outcome in outcomes for p in outcome.pending)
-    failures = _failures(outcomes, static_report)
-    kpi = _kpi(
-        snapshot=snapshot,
-        prepared=prepared,
-        outcomes=outcomes,
-        llm=llm,
-        options=options,
-        clusters=len(clusters),
-        reported=reported,
-        static_count=len(static_findings),
-        calls=calls,
-        failures=failures,
-        wall_ms=int((time.perf_counter() - started) * 1000),
+    checklist: ChecklistOutcome | None = None
+    if catalogs:
+        progress.stage("checklists")
+        checklist = await evaluate_checklists(
+            catalogs,
+            files=files,
+            findings=_body_order(reported),
+            client=llm,
+            lang=options.lang,
+            head=snapshot.head,
+            pr=snapshot.meta,
+            analyzers_run=static_report.analyzers_run if static_report else (),
+        )
+        ledger.add(calls=checklist.calls, pending=checklist.pending)
+        if checklist.error:
+            ledger.add(failures=[StageFailure(stage="checklists", error=checklist.error)])
+        reported += [_checklist_finding(f, files, history, k) for f in checklist.new_findings]
+        reported = list(link_findings(reported, checklist.links))
+    findings = _body_order(reported)
+
+    failures = tuple(ledger.failures)
+    ran_discovery = bool(outcomes)
+    kpi = build_kpi(
+        KpiInputs(
+            reps=options.reps,
+            agentic_reps=options.agentic_reps if toolbox is not None else 0,
+            model=llm.settings.model if llm is not None else "",
+            round_index=k,
+            ran_discovery=ran_discovery,
+            discover_ok=sum(1 for o in outcomes if o.error is None and not o.pending),
+            discover_fail=sum(1 for o in outcomes if o.error is not None and not o.pending),
+            truncated=prepared.truncated,
+            patch_bytes=prepared.patch_bytes,
+            coverage=prepared.coverage,
+            shards=len(prepared.shards),
+            clusters=len(clusters),
+            synth_fail=synthesis.synth_fail,
+            confirm=confirm.kpi if confirm else ConfirmKpi(),
+            fact_check=fact_check.kpi if fact_check else FactCheckKpi(),
+            blocking_dedup_merged=blocking_dedup_merged(decisions),
+            delta_files=len(history.delta_files) if history.delta_files is not None else len(files),
+            full_files=len(files),
+            new_findings=matched.new_findings,
+            merged=matched.merged,
+            recheck=recheck.kpi,
+            findings=findings,
+            static_findings=len(static_findings),
+            skipped=_skipped(
+                options, llm, toolbox, ran_discovery, confirm, fact_check, recheck, catalogs
+            ),
+            failed_stages=[f.stage for f in failures],
+            calls=ledger.calls,
+            tool_calls=len(ledger.tool_calls),
+            wall_ms=int((time.perf_counter() - started) * 1000),
+        )
     )
+    notes = [f"{path}: {reason}" for path, reason in prepared.summarized]
+    if checklist is not None and (note := checklist.not_evaluated_note(options.lang)):
+        notes.append(note)
     result = RoundResult(
         pr=snapshot.meta,
-        round_index=options.round_index,
+        round_index=k,
         reviewed_at=datetime.now(UTC),
-        findings=tuple(reported),
-        strengths=_strengths(outcomes),
+        findings=tuple(findings),
+        strengths=dedupe_strengths(_strengths(outcomes)),
         kpi=kpi,
         coverage=Coverage(
             reviewed_files=prepared.reviewed_paths,
             not_reviewed=tuple(
                 f"{path} ({reason})" for path, reason in prepared.not_reviewed + prepared.summarized
             ),
+            notes=tuple(notes),
         ),
         failures=failures,
-        delta_files=snapshot.delta_files or tuple(f.path for f in files),
+        delta_files=history.delta_files or tuple(f.path for f in files),
         full_files=tuple(f.path for f in files),
+        closed=recheck.cumulative_closed(history.closed),
+        checklist=checklist.report if checklist is not None else None,
     )
-    return RoundOutcome(result=result, calls=calls, pending=pending)
+    return RoundOutcome(
+        result=result,
+        calls=tuple(ledger.calls),
+        tool_calls=tuple(ledger.tool_calls),
+        pending=tuple(ledger.pending),
+    )
+
+
+async def _verify(
+    snapshot: PullRequestSnapshot,
+    unmatched_open: Sequence[ReportedFinding],
+    targets: Sequence[Finding],
+    static_report: StaticReport | None,
+    llm: LLMClient | None,
+    toolbox: Toolbox | None,
+    options: ReviewOptions,
+    history: RoundHistory,
+) -> tuple[ConfirmOutcome | None, FactCheckOutcome | None, RecheckOutcome]:
+    """Confirm and fact-check the blocking candidates while earlier findings are rechecked.
+
+    The targets include earlier open findings that may still block: they are re-verified every
+    round (never trusted from the round that raised them) and their verdicts simply go unused
+    when recheck closes them.
+    """
+
+    async def skipped() -> None:
+        return None
+
+    confirm = (
+        confirm_candidates(
+            targets,
+            client=llm,
+            toolbox=toolbox,
+            lang=options.lang,
+            head=snapshot.head,
+            base=snapshot.base,
+            max_steps=options.agent_max_steps,
+        )
+        if llm is not None and options.confirm and targets
+        else skipped()
+    )
+    fact_check = (
+        fact_check_findings(
+            targets,
+            head=snapshot.head,
+            base=snapshot.base,
+            client=llm,
+            toolbox=toolbox,
+            lang=options.lang,
+            round_index=options.round_index,
+            max_steps=options.agent_max_steps,
+        )
+        if options.fact_check and targets
+        else skipped()
+    )
+    recheck = recheck_open_findings(
+        unmatched_open,
+        line_map=history.line_map,
+        head=snapshot.head,
+        head_sha=snapshot.meta.head_sha,
+        pr_files=snapshot.files,
+        client=llm,
+        static_findings_now=(
+            static_report.findings if static_report and not static_report.errors else None
+        ),
+        round_index=options.round_index,
+        lang=options.lang,
+        toolbox=toolbox,
+        max_steps=options.agent_max_steps,
+    )
+    return await asyncio.gather(confirm, fact_check, recheck)
 
 
 def _changed_python_files(snapshot: PullRequestSnapshot) -> list[ChangedPythonFile]:
@@ -185,187 +438,160 @@ def _changed_python_files(snapshot: PullRequestSnapshot) -> list[ChangedPythonFi
     return changed
 
 
-async def _discover_all(
-    snapshot: PullRequestSnapshot,
-    prepared: PreparedDiff,
-    llm: LLMClient,
-    options: ReviewOptions,
-    progress: Progress,
-) -> list[DiscoveryOutcome]:
-    """Every rep reviews every shard; all (rep, shard) requests run concurrently.
-
-    Returns one outcome per rep, merged over its shards (a rep fails if any shard failed).
-    """
-    done = 0
-
-    async def one_rep(rep: int) -> DiscoveryOutcome:
-        nonlocal done
-        shard_outcomes = await asyncio.gather(
-            *(
-                discover(
-                    _rep_input(snapshot, prepared, shard, rep, options), llm, rep=rep, seed=rep
-                )
-                for shard in prepared.shards
-            )
-        )
-        outcome = _merge_shards(shard_outcomes)
-        done += 1
-        progress.rep_done(done, options.reps)
-        progress.tokens(
-            sum(c.prompt_tokens for c in outcome.calls),
-            sum(c.completion_tokens for c in outcome.calls),
-        )
-        return outcome
-
-    return list(await asyncio.gather(*(one_rep(rep) for rep in range(options.reps))))
-
-
-def _rep_input(
-    snapshot: PullRequestSnapshot,
-    prepared: PreparedDiff,
-    shard: Shard,
-    rep: int,
-    options: ReviewOptions,
-) -> DiscoveryInput:
-    # Reps differ by seed and by the order in which they walk the files, not by instructions.
-    paths = [f.path for f in shard.files]
-    shift = rep % len(paths) if paths else 0
-    in_shard = set(paths)
-    others = tuple(
-        f"{path} (in another part of this review)"
-        for path in prepared.reviewed_paths
-        if path not in in_shard
-    ) + tuple(f"{path} ({note})" for path, note in prepared.summarized)
-    return DiscoveryInput(
-        pr=snapshot.meta,
-        files=shard.files,
-        lang=options.lang,
-        file_order=tuple(paths[shift:] + paths[:shift]),
-        other_files=others,
+def _is_candidate(supported: SupportedFinding, options: ReviewOptions) -> bool:
+    """A model P0/P1 with enough votes: worth confirming and fact-checking."""
+    finding = supported.finding
+    return (
+        finding.source is FindingSource.LLM
+        and finding.severity.may_block
+        and supported.votes >= options.block_support
     )
 
 
-def _merge_shards(outcomes: Sequence[DiscoveryOutcome]) -> DiscoveryOutcome:
-    errors = [o.error for o in outcomes if o.error]
-    return DiscoveryOutcome(
-        findings=tuple(f for o in outcomes for f in o.findings),
-        strengths=tuple(s for o in outcomes for s in o.strengths),
-        calls=tuple(c for o in outcomes for c in o.calls),
-        error="; ".join(errors) if errors else None,
-        pending=tuple(p for o in outcomes for p in o.pending),
-        dropped_findings=sum(o.dropped_findings for o in outcomes),
+def _carried(finding: ReportedFinding) -> SupportedFinding:
+    # Re-gated with what reviewers argued (a downgraded P1 is gated as a P1 again).
+    return SupportedFinding(finding.finding, finding.votes)
+
+
+def _with_checks(
+    supported: SupportedFinding,
+    checks: tuple[Confirmation | None, FactCheck | None] | None,
+) -> SupportedFinding:
+    if checks is None:
+        return supported
+    confirmation, fact_check = checks
+    return SupportedFinding(
+        supported.finding, supported.votes, confirmation=confirmation, fact_check=fact_check
     )
 
 
-def _static_support(finding: Finding) -> SupportedFinding:
-    # Static findings are deterministic evidence: one analyzer, no votes needed.
-    return SupportedFinding(finding, votes=1)
+@dataclass(frozen=True)
+class _Identity:
+    id: str
+    first_seen_round: int
+    members: int
+    argued_severity: Severity | None = None
+    severity_change_reason: str = ""
+
+
+def _identities(
+    gated: Sequence[tuple[str, SupportedFinding]],
+    matched: Sequence[MatchedFinding[SynthesizedFinding]],
+    synthesized: Sequence[SynthesizedFinding],
+    still_open: Sequence[ReportedFinding],
+) -> dict[int, _Identity]:
+    """Who each gate input is, keyed by the identity of its ``Finding`` object."""
+    identities: dict[int, _Identity] = {}
+    fresh, carried = gated[: len(matched)], gated[len(matched) :]
+    for (fid, supported), match in zip(fresh, matched, strict=True):
+        argued = match.argued_severity
+        identities[id(supported.finding)] = _Identity(
+            id=fid,
+            first_seen_round=match.first_seen_round,
+            members=match.candidate.members,
+            argued_severity=argued if argued is not match.finding.severity else None,
+            severity_change_reason=match.severity_change_reason,
+        )
+    for (fid, supported), earlier in zip(carried, still_open, strict=True):
+        identities[id(supported.finding)] = _Identity(
+            id=fid,
+            first_seen_round=earlier.first_seen_round,
+            members=earlier.members,
+            argued_severity=earlier.argued_severity,
+            severity_change_reason=earlier.severity_change_reason,
+        )
+    assert len(synthesized) == len(matched)  # match keeps one entry per synthesized finding
+    return identities
 
 
 def _report(
-    decisions: Sequence[GateDecision], files: Sequence[FileDiff], round_index: int
-) -> list[ReportedFinding]:
-    reported = []
-    seen_ids: set[str] = set()
-    for decision in decisions:
-        finding = decision.finding
-        finding_id = finding.fingerprint()
-        if finding_id in seen_ids:
-            continue
-        seen_ids.add(finding_id)
-        reported.append(
-            ReportedFinding(
-                id=finding_id,
-                finding=finding,
-                severity=decision.severity,
-                original_severity=decision.original_severity,
-                blocking=decision.blocking,
-                gate_reason=decision.reason,
-                votes=decision.votes,
-                first_seen_round=round_index,
-                anchor=anchor_to_diff(
-                    finding.path, finding.line, finding.side, files, end_line=finding.end_line
-                ),
-            )
-        )
-    # Body order: blocking first, then by severity; reviewers' order within a severity.
-    return sorted(reported, key=lambda r: (not r.blocking, r.severity.rank))
-
-
-def _strengths(outcomes: Sequence[DiscoveryOutcome]) -> tuple[Strength, ...]:
-    seen: set[str] = set()
-    strengths = []
-    for outcome in outcomes:
-        for strength in outcome.strengths:
-            key = " ".join(strength.text.lower().split())
-            if key not in seen:
-                seen.add(key)
-                strengths.append(strength)
-    return tuple(strengths)
-
-
-def _failures(
-    outcomes: Sequence[DiscoveryOutcome], static_report: StaticReport | None
-) -> tuple[StageFailure, ...]:
-    failures = [
-        StageFailure(stage=f"discover[{rep}]", error=outcome.error)
-        for rep, outcome in enumerate(outcomes)
-        if outcome.error and not outcome.pending
-    ]
-    if static_report is not None:
-        failures += [StageFailure(stage="static", error=error) for error in static_report.errors]
-    return tuple(failures)
-
-
-def _kpi(
-    *,
-    snapshot: PullRequestSnapshot,
-    prepared: PreparedDiff,
-    outcomes: Sequence[DiscoveryOutcome],
-    llm: LLMClient | None,
-    options: ReviewOptions,
-    clusters: int,
-    reported: Sequence[ReportedFinding],
-    static_count: int,
-    calls: Sequence[CallRecord],
-    failures: Sequence[StageFailure],
-    wall_ms: int,
-) -> Kpi:
-    ran_discovery = bool(outcomes)
-    skipped = [] if ran_discovery else ["discover", "cluster"]
-    if not options.static_enabled:
-        skipped.insert(0, "static")
-    skipped += list(_NOT_BUILT_YET)
-    changed_by_path = {f.path: f.changed_lines() for f in snapshot.files}
-    blocking = [r for r in reported if r.blocking]
-    return Kpi(
-        reps=options.reps if ran_discovery else 0,
-        agentic_reps=0,
-        diff_truncated=prepared.truncated,
-        patch_bytes=prepared.patch_bytes if ran_discovery else 0,
-        coverage=prepared.coverage if ran_discovery else 0.0,
-        shards=len(prepared.shards) if ran_discovery else 0,
-        discover_ok=sum(1 for o in outcomes if o.error is None and not o.pending),
-        discover_fail=sum(1 for o in outcomes if o.error is not None and not o.pending),
-        discover_attempts=sum(c.attempts for c in calls if c.stage == "discover"),
-        clusters=clusters,
-        model=llm.settings.model if llm is not None else "",
-        round_index=options.round_index,
-        delta_files=len(snapshot.delta_files or snapshot.files),
-        full_files=len(snapshot.files),
-        blocking=len(blocking),
-        blocking_on_unchanged=sum(
-            1 for r in blocking if r.finding.line not in changed_by_path.get(r.finding.path, ())
+    decision: GateDecision,
+    identity: _Identity,
+    files: Sequence[FileDiff],
+    history: RoundHistory,
+) -> ReportedFinding:
+    finding = decision.finding
+    return ReportedFinding(
+        id=identity.id,
+        finding=finding,
+        severity=decision.severity,
+        original_severity=decision.original_severity,
+        blocking=decision.blocking,
+        gate_reason=decision.reason,
+        votes=decision.votes,
+        first_seen_round=identity.first_seen_round,
+        anchor=anchor_to_diff(
+            finding.path, finding.line, finding.side, files, end_line=finding.end_line
         ),
-        static_findings=static_count,
-        skipped=skipped,
-        failed_stages=sorted({f.stage for f in failures}),
-        llm=TokenUsage(
-            calls=len(calls),
-            cached_calls=sum(1 for c in calls if c.cached),
-            prompt_tokens=sum(c.prompt_tokens for c in calls),
-            completion_tokens=sum(c.completion_tokens for c in calls),
-            cached_prompt_tokens=sum(c.cached_prompt_tokens for c in calls),
-        ),
-        wall_ms=wall_ms,
+        confirmation=decision.confirmation,
+        fact_check=decision.fact_check,
+        members=identity.members + len(decision.merged),
+        on_changed_line=finding.line in _delta_lines(finding.path, files, history),
+        argued_severity=identity.argued_severity,
+        severity_change_reason=identity.severity_change_reason,
     )
+
+
+def _checklist_finding(
+    finding: Finding, files: Sequence[FileDiff], history: RoundHistory, round_index: int
+) -> ReportedFinding:
+    """A finding a failing checklist item created (P2/P3: it never blocks)."""
+    return ReportedFinding(
+        id=finding.fingerprint(),
+        finding=finding,
+        severity=finding.severity,
+        votes=0,
+        first_seen_round=round_index,
+        anchor=anchor_to_diff(
+            finding.path, finding.line, finding.side, files, end_line=finding.end_line
+        ),
+        on_changed_line=finding.line in _delta_lines(finding.path, files, history),
+    )
+
+
+def _delta_lines(path: str, files: Sequence[FileDiff], history: RoundHistory) -> frozenset[int]:
+    """Head lines this round's delta added: since the previous head, else in the whole PR."""
+    if history.line_map is not None:
+        return history.line_map.added_lines(path)
+    file = file_for_path(files, path)
+    return file.changed_lines() if file is not None else frozenset()
+
+
+def _body_order(findings: Sequence[ReportedFinding]) -> list[ReportedFinding]:
+    """Blocking first, then by severity; reviewers' order within a severity."""
+    return sorted(findings, key=lambda f: (not f.blocking, f.severity.rank))
+
+
+def _strengths(outcomes: Sequence[DiscoveryOutcome]) -> list[Strength]:
+    return [strength for outcome in outcomes for strength in outcome.strengths]
+
+
+def _skipped(
+    options: ReviewOptions,
+    llm: LLMClient | None,
+    toolbox: Toolbox | None,
+    ran_discovery: bool,
+    confirm: ConfirmOutcome | None,
+    fact_check: FactCheckOutcome | None,
+    recheck: RecheckOutcome,
+    catalogs: Sequence[Catalog],
+) -> list[str]:
+    """Stages that made no decision this round, so their KPI zeros are not read as results."""
+    skipped = []
+    if not options.static_enabled:
+        skipped.append("static")
+    if not ran_discovery:
+        skipped.append("discover")
+    if options.agentic_reps and toolbox is None:
+        skipped.append("agentic")
+    if llm is None:
+        skipped.append("synthesize_llm")
+    if confirm is None:
+        skipped.append("confirm")
+    if fact_check is None:
+        skipped.append("fact_check")
+    if recheck.unchecked:
+        skipped.append("recheck_llm")
+    if not catalogs:
+        skipped.append("checklists")
+    return skipped

@@ -18,11 +18,12 @@ item's own U+00B7 is replaced by U+2027 so the list always splits back unambiguo
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
 from assay.diff.types import AnchorMode, Side
-from assay.model import ReportedFinding, RoundResult, Severity
+from assay.model import ChecklistReport, ReportedFinding, RoundResult, Severity
 from assay.render._common import (
     ReviewName,
     carrying_review,
@@ -110,12 +111,17 @@ def finding_marker(finding_id: str) -> str:
     return f"<!-- assay:finding={finding_id} -->"
 
 
-def render_inline_comment(finding: ReportedFinding, *, lang: str = "en") -> str:
+def render_inline_comment(
+    finding: ReportedFinding, *, lang: str = "en", checklist: ChecklistReport | None = None
+) -> str:
     """Render one inline comment body.
 
     Args:
         finding: The finding; its anchor decides the preface.
         lang: ``"en"`` or ``"zh"``.
+        checklist: The round's checklist report: it turns the item ids in
+            ``finding.checklist_items`` into ``[<label>] <item text>`` (ids it does not know
+            are shown as they are).
 
     Returns:
         The body as GitHub markdown, ending with a newline.
@@ -142,7 +148,7 @@ def render_inline_comment(finding: ReportedFinding, *, lang: str = "en") -> str:
     suggestion = finding.finding.suggestion.strip()
     if suggestion:
         blocks.append(locale.inline_suggestion.format(suggestion=escape_markdown(suggestion)))
-    items = [_checklist_item(item) for item in finding.checklist_items if item.strip()]
+    items = _checklist_items(finding.checklist_items, checklist)
     if items:
         blocks.append(locale.checklist_line.format(items=CHECKLIST_SEPARATOR.join(items)))
     blocks.append(finding_marker(finding.id))
@@ -181,7 +187,7 @@ def inline_comments(result: RoundResult, *, lang: str = "en") -> list[InlineComm
                 side=None if file_level else anchor.side,
                 start_line=None if file_level else anchor.start_line,
                 start_side=None if file_level else anchor.start_side,
-                body=render_inline_comment(finding, lang=lang),
+                body=render_inline_comment(finding, lang=lang, checklist=result.checklist),
                 moved=anchor.moved,
                 anchor_mode=anchor.mode,
                 severity=finding.severity,
@@ -189,6 +195,25 @@ def inline_comments(result: RoundResult, *, lang: str = "en") -> list[InlineComm
             )
         )
     return comments
+
+
+def _checklist_items(item_ids: Sequence[str], report: ChecklistReport | None) -> list[str]:
+    """The ``Checklist:`` entries: ``[<label>] <item text>`` (without the section name) for the
+    ids the report knows, in the review body's order (checklist order, then entry text), then
+    any other value as given."""
+    known = {item.item_id: item for item in report.items} if report is not None else {}
+    groups = {name: index for index, name in enumerate(report.checklists)} if report else {}
+    unique = list(dict.fromkeys(item_id for item_id in item_ids if item_id.strip()))
+    resolved = sorted(
+        (known[item_id] for item_id in unique if item_id in known),
+        key=lambda item: (
+            groups.get(item.checklist, len(groups)),
+            f"[{item.label}] {item.section} — {item.text}",
+        ),
+    )
+    texts = [f"[{item.label}] {item.text}" for item in resolved]
+    texts += [item_id for item_id in unique if item_id not in known]
+    return [_checklist_item(text) for text in texts]
 
 
 def _checklist_item(item: str) -> str:

@@ -14,7 +14,10 @@ by one blank line, lists are tight. Layout of the main review::
       - 建议：<suggestion>                 (en: Suggestion: …)
     ### Non-blocking Suggestions          P2 and P3, same item format
     ### 未评审 / Not reviewed              files no reviewer saw, when there are any
-    (Checklist Findings)                  seam: RoundResult carries no checklist results yet
+    ### Checklist Findings (N fail / M total)   when the round evaluated checklist items
+    #### <checklist title>               only checklists with a failing item; entries sorted
+    - [<label>] <section> — <item> → issue <title>
+      <evidence of the linked finding, cut without "...">
     ### Strengths                         when there are any
 
 Items keep ``result.findings`` order within each severity; ``path:line`` is always the finding's
@@ -28,7 +31,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from assay.model import ReportedFinding, RoundResult, Severity, Strength, Verdict
+from assay.model import (
+    ChecklistItemResult,
+    ReportedFinding,
+    RoundResult,
+    Severity,
+    Strength,
+    Verdict,
+)
 from assay.render._common import (
     downgrade_note,
     escaped_line,
@@ -38,8 +48,9 @@ from assay.render._common import (
     title,
 )
 from assay.render._locale import Locale, get_locale
-from assay.render._markdown import escape_markdown, indent_continuation
+from assay.render._markdown import escape_markdown, indent_continuation, one_line
 from assay.render._time import format_timestamp
+from assay.render.comments import truncate_evidence
 
 __all__ = ["render_followup", "render_review"]
 
@@ -151,16 +162,57 @@ def _not_reviewed_section(paths: Sequence[str], locale: Locale) -> list[str]:
     return [f"### {locale.not_reviewed_heading}", "\n".join(f"- {escaped_line(p)}" for p in paths)]
 
 
-def _checklist_section(result: RoundResult, locale: Locale) -> list[str]:
-    """Checklist Findings (seed §1.2): nothing yet, ``RoundResult`` has no checklist results.
+_CHECKLIST_HEADING = "Checklist Findings ({failed} fail / {total} total)"
+"""The seed prints the block's labels in English in both locales (``→ issue`` too)."""
+_CHECKLIST_ISSUE = " → issue {title}"
+_CHECKLIST_EVIDENCE_INDENT = "  "
 
-    When it does, render ``Checklist Findings (<fail> fail / <applicable> total)``, one
-    sub-heading per checklist with failing items, one entry per failing item
-    ``[<id>] <section> — <item> → issue <title>`` and beneath it the linked finding's evidence
-    cut by ``truncate_evidence(..., ellipsis=False)``.
+
+def _checklist_section(result: RoundResult, locale: Locale) -> list[str]:
+    """Checklist Findings (seed §1.2), when the round evaluated any checklist item.
+
+    ``### Checklist Findings (<N> fail / <M> total)``, then per checklist with at least one
+    failing item (groups in the report's catalog order) a ``####`` heading with its title and
+    one entry per failing item, sorted by code point of ``[<label>] <section> — <item>``::
+
+        - [6.1] Architecture — 兼容性：… → issue <title of the linked finding>
+          <the finding's evidence, cut by truncate_evidence(..., ellipsis=False), one line>
     """
-    del result, locale
-    return []
+    del locale  # the block's labels are English in both locales, as on the seed pages
+    report = result.checklist
+    if report is None or report.total == 0:
+        return []
+    failed = report.failed
+    blocks = [f"### {_CHECKLIST_HEADING.format(failed=len(failed), total=report.total)}"]
+    titles = dict(zip(report.checklists, report.checklist_titles, strict=False))
+    # Groups in catalog order; an item naming a checklist the report does not list goes last.
+    groups = list(dict.fromkeys([*report.checklists, *(item.checklist for item in failed)]))
+    findings = {finding.id: finding for finding in result.findings}
+    for group in groups:
+        entries = sorted(
+            (item for item in failed if item.checklist == group), key=_checklist_entry_text
+        )
+        if entries:
+            blocks.append(f"#### {escaped_line(titles.get(group, group))}")
+            blocks.append("\n".join(_checklist_entry(item, findings) for item in entries))
+    return blocks
+
+
+def _checklist_entry_text(item: ChecklistItemResult) -> str:
+    return f"[{item.label}] {item.section} — {item.text}"
+
+
+def _checklist_entry(item: ChecklistItemResult, findings: dict[str, ReportedFinding]) -> str:
+    line = f"- {escaped_line(_checklist_entry_text(item))}"
+    finding = findings.get(item.finding_id) if item.finding_id is not None else None
+    if finding is None:
+        return line
+    line += _CHECKLIST_ISSUE.format(title=title(finding))
+    evidence = finding.finding.evidence.strip()
+    if not evidence:
+        return line
+    cut = escape_markdown(one_line(truncate_evidence(evidence, ellipsis=False)))
+    return f"{line}\n{_CHECKLIST_EVIDENCE_INDENT}{cut}"
 
 
 def _strengths_section(strengths: Sequence[Strength], locale: Locale) -> list[str]:

@@ -10,10 +10,11 @@ Layout (zh wording; en is the same structure)::
     - <path>:<line> · 类别 <category> · 票数 <votes>/<reps> · 首见 r<round>
     - 依据：<evidence, in full>
     - 建议：<suggestion>
-    - 事实核验：…                                 seam: the model has no fact-check data yet
+    - 事实核验：hold — verified(<claim[:40]>)；…    when the finding was fact-checked
     ### 非阻塞发现（并集报告：单票也保留，降级不丢弃）  when there are non-blocking findings
     - [P2] <title> — <path>:<line> · 票数 <votes>/<reps>[ · 由 P1 降级：<gate reason>]
-    ### 已确认修复（recheck）                       seam: no recheck results in the model yet
+    ### 已确认修复（recheck）                       when anything was ever closed (cumulative)
+    - [P1] <original title> — <proof against the current head>
     ### 本轮 KPI                                   always, with the KPI JSON in a code block
     本报告由 <platform> 自动生成，同一 PR 的后续轮次就地更新同一条评论。
     <platform> review · 第 <k> 轮 · head <12 hex> · <verdict> · 同一 PR 的结论就地更新这一条评论
@@ -30,7 +31,7 @@ from __future__ import annotations
 import json
 import re
 
-from assay.model import FindingSource, ReportedFinding, RoundResult
+from assay.model import FindingSource, RecheckStatus, ReportedFinding, RoundResult
 from assay.render._common import (
     downgrade_note,
     escaped_line,
@@ -40,7 +41,7 @@ from assay.render._common import (
     title,
 )
 from assay.render._locale import Locale, get_locale
-from assay.render._markdown import escape_markdown, indent_continuation
+from assay.render._markdown import escape_markdown, indent_continuation, one_line
 
 __all__ = ["SUMMARY_MARKER", "render_kpi_json", "render_summary", "summary_verdict"]
 
@@ -164,21 +165,40 @@ def _blocking_item(finding: ReportedFinding, result: RoundResult, locale: Locale
     suggestion = finding.finding.suggestion.strip()
     if suggestion:
         bullets.append(locale.summary_suggestion.format(suggestion=_bullet_text(suggestion)))
-    fact_check = _fact_check(finding)
+    fact_check = _fact_check(finding, locale)
     if fact_check is not None:
         bullets.append(locale.summary_fact_check.format(fact_check=fact_check))
     heading = f"#### [{finding.severity.value}] {title(finding)}"
     return [heading, "\n".join(f"- {bullet}" for bullet in bullets)]
 
 
-def _fact_check(finding: ReportedFinding) -> str | None:
-    """``hold — verified(<claim, 40 chars>)；…`` (seed §5.2); ``None`` until the model has it.
+def _fact_check(finding: ReportedFinding, locale: Locale) -> str | None:
+    """``hold — verified(<claim>)；verified(<claim>)…`` (seed §5.2); ``None`` when not checked.
 
-    ``ReportedFinding`` records no fact-check outcome yet; when it does, render the outcome and
-    one ``verified(...)``/``refuted(...)`` per claim, each claim cut to 40 characters.
+    The verdict (``hold``, ``refuted``, ``unverified``, ``parse_fail``), `` — ``, then one
+    ``<status>(<claim>)`` per claim, each claim cut to 40 characters exactly as the seed does
+    (``str[:40]``, no ellipsis). Verdict and status words stay English in both locales, as in
+    the seed; claims are separated by ``；`` in zh and ``; `` in en.
     """
-    del finding
-    return None
+    fact_check = finding.fact_check
+    if fact_check is None:
+        return None
+    # The separator belongs in Locale; until it has a field, zh is told apart by identity.
+    separator = "；" if locale is get_locale("zh") else "; "
+    claims = separator.join(
+        f"{check.status.value}({_claim_markdown(check.claim.text)})" for check in fact_check.checks
+    )
+    verdict = fact_check.verdict.value
+    return f"{verdict} — {claims}" if claims else verdict
+
+
+def _claim_markdown(text: str) -> str:
+    """A claim cut to 40 characters, escaped; backticks too, so a code span cut in half by the
+    cut cannot pair with a backtick of the next claim."""
+    cut = one_line(text)[:40]
+    # Each piece is escaped as if a punctuation mark followed it (the "!" appended and dropped),
+    # so a trailing backslash is escaped before the "\`" or ")" that follows in the output.
+    return "\\`".join(escape_markdown(piece + "!")[:-1] for piece in cut.split("`"))
 
 
 def _non_blocking_item(finding: ReportedFinding, result: RoundResult, locale: Locale) -> str:
@@ -197,12 +217,29 @@ def _non_blocking_item(finding: ReportedFinding, result: RoundResult, locale: Lo
 
 
 def _fixed_section(result: RoundResult, locale: Locale) -> list[str]:
-    """``已确认修复（recheck）`` (seed §5.2): omitted, the model has no recheck results yet.
+    """``已确认修复（recheck）`` (seed §5.2): every earlier finding a recheck closed, cumulative.
 
-    When it does: one bullet per closed finding, ``[P<n>] <original title> — <proof>``.
+    One bullet per ``result.closed`` entry, in its order (newest closure first; within a round,
+    fixed before cannot-substantiate, as the seed lists them): ``[P<n>] <original title> —
+    <proof>``. Findings closed as no longer substantiated are listed too, as the seed does; en
+    marks them, zh keeps the seed's text. Omitted when nothing was ever closed.
     """
-    del result, locale
-    return []
+    if not result.closed:
+        return []
+    marker = _NOT_FIXED_MARKERS.get(locale, "")
+    items = []
+    for closed in result.closed:
+        note = marker if closed.status is RecheckStatus.CANNOT_SUBSTANTIATE else ""
+        items.append(
+            f"- [{closed.severity.value}] {escaped_line(closed.title)} — "
+            f"{note}{escaped_line(closed.proof)}"
+        )
+    return ["### " + locale.summary_fixed_heading, "\n".join(items)]
+
+
+# The en note on closures that are not fixes. It belongs in the locale; until the locale has a
+# field for it, it is keyed by the locale here (zh has none: the seed prints no note).
+_NOT_FIXED_MARKERS: dict[Locale, str] = {get_locale("en"): "(no longer applies) "}
 
 
 def _bullet_text(text: str) -> str:

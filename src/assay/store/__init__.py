@@ -17,8 +17,9 @@ from sqlalchemy import Engine
 
 from assay.llm.client import CallRecord
 from assay.store.db import create_store_engine, migrate
-from assay.store.llm import SqlReplayCache, record_calls
+from assay.store.llm import SqlReplayCache, record_calls, record_tool_calls
 from assay.store.rounds import PullRequestKey, RoundStore, RoundSummary
+from assay.tools import ToolCallRecord
 
 __all__ = [
     "PullRequestKey",
@@ -50,6 +51,9 @@ class Store:
 
     def record_calls(self, round_id: int | None, calls: Iterable[CallRecord]) -> int:
         return record_calls(self.engine, round_id, calls)
+
+    def record_tool_calls(self, round_id: int, calls: Iterable[ToolCallRecord]) -> int:
+        return record_tool_calls(self.engine, round_id, calls)
 
     def close(self) -> None:
         self.engine.dispose()

@@ -10,9 +10,10 @@ from sqlalchemy.orm import Session
 
 from assay.llm.cache import CachedExchange
 from assay.llm.client import CallRecord
-from assay.store.schema import LLMCallRow, LLMExchangeRow, as_utc
+from assay.store.schema import LLMCallRow, LLMExchangeRow, ToolCallRow, as_utc
+from assay.tools import ToolCallRecord
 
-__all__ = ["SqlReplayCache", "record_calls"]
+__all__ = ["SqlReplayCache", "record_calls", "record_tool_calls"]
 
 
 class SqlReplayCache:
@@ -79,6 +80,27 @@ def record_calls(engine: Engine, round_id: int | None, calls: Iterable[CallRecor
             completion_tokens=call.completion_tokens,
             cached_prompt_tokens=call.cached_prompt_tokens,
             latency_ms=call.latency_ms,
+            created_at=now,
+        )
+        for call in calls
+    ]
+    with Session(engine) as session, session.begin():
+        session.add_all(rows)
+    return len(rows)
+
+
+def record_tool_calls(engine: Engine, round_id: int, calls: Iterable[ToolCallRecord]) -> int:
+    """Append the repository tool calls agentic stages made for a round."""
+    now = datetime.now(UTC)
+    rows = [
+        ToolCallRow(
+            round_id=round_id,
+            tool=call.tool,
+            arguments=call.arguments,
+            ok=call.ok,
+            error=call.error,
+            output_chars=call.output_chars,
+            duration_ms=call.duration_ms,
             created_at=now,
         )
         for call in calls

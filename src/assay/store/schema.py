@@ -17,6 +17,7 @@ __all__ = [
     "LLMExchangeRow",
     "PullRequestRow",
     "RoundRow",
+    "ToolCallRow",
     "as_utc",
 ]
 
@@ -120,4 +121,20 @@ class LLMCallRow(Base):
     completion_tokens: Mapped[int] = mapped_column(Integer)
     cached_prompt_tokens: Mapped[int] = mapped_column(Integer)
     latency_ms: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class ToolCallRow(Base):
+    """One repository tool call an agentic stage made during a round."""
+
+    __tablename__ = "tool_calls"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id", ondelete="CASCADE"), index=True)
+    tool: Mapped[str] = mapped_column(String(64))
+    arguments: Mapped[str] = mapped_column(Text)
+    ok: Mapped[bool] = mapped_column(Boolean)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    output_chars: Mapped[int] = mapped_column(Integer)
+    duration_ms: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

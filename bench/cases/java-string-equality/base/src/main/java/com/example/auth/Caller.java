@@ -1,0 +1,3 @@
+package com.example.auth;
+
+public record Caller(String name, String role) {}

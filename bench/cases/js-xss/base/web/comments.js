@@ -1,0 +1,3 @@
+export function commentCount(comments) {
+  return comments.length;
+}

@@ -1,0 +1,20 @@
+"""Basic statistics."""
+
+from collections.abc import Sequence
+
+
+def mean(values: Sequence[float]) -> float:
+    if not values:
+        raise ValueError("mean of no values")
+    return sum(values) / len(values)
+
+
+def median(values: Sequence[float]) -> float:
+    """The middle value; the mean of the two middle values for an even count."""
+    if not values:
+        raise ValueError("median of no values")
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2

@@ -1,0 +1,6 @@
+export interface Quote {
+  basePrice: number;
+  discountPercent?: number;
+}
+
+export const DEFAULT_DISCOUNT = 5;
