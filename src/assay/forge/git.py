@@ -29,7 +29,7 @@ from typing import IO, Self
 
 from assay.errors import GitError, UnknownRefError
 
-__all__ = ["CommitInfo", "GitRepo"]
+__all__ = ["CommitInfo", "GitRepo", "git_environment"]
 
 # Variables that would point git at another repository, index or diff driver than the one
 # we opened (they are set, for example, when Assay runs inside a git hook).
@@ -85,7 +85,8 @@ class CommitInfo:
     """Committer date, timezone-aware."""
 
 
-def _git_environment() -> dict[str, str]:
+def git_environment() -> dict[str, str]:
+    """The environment git runs with: no variables pointing at another repository, fixed locale."""
     environment = {
         name: value for name, value in os.environ.items() if name not in _DROPPED_ENVIRONMENT
     }
@@ -211,7 +212,7 @@ class GitRepo:
         """The top level of the work tree, or the git directory of a bare repository."""
         self.is_bare = is_bare
         self._timeout = timeout
-        self._environment = _git_environment()
+        self._environment = git_environment()
         self._blobs = _BatchReader(path, self._environment)
         self._objects = _BatchReader(path, self._environment, check_only=True)
         self._lock = threading.Lock()
