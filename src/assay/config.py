@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from assay.errors import ConfigError
-from assay.llm.settings import LLMSettings
+from assay.llm.settings import LLMSettings, ResponseFormat
 
 __all__ = [
     "REPO_CONFIG_FILE",
@@ -55,8 +55,8 @@ class Settings(BaseSettings):
     llm_transport_retries: int = 4
     llm_reasks: int = 2
     temperature: float = 0.2
-    json_schema_output: bool = True
-    """Send ``response_format`` json_schema; turn off for servers that reject it."""
+    response_format: ResponseFormat = "json_schema"
+    """``json_schema`` | ``json_object_schema`` (llama.cpp) | ``json_object`` | ``none``."""
     reps: int | None = None
     """Overrides ``[review] reps`` of ``.assay.toml``."""
     agentic_reps: int | None = None
@@ -79,7 +79,7 @@ class Settings(BaseSettings):
                 transport_retries=self.llm_transport_retries,
                 reasks=self.llm_reasks,
                 temperature=self.temperature,
-                json_schema_output=self.json_schema_output,
+                response_format=self.response_format,
             )
         except ValidationError as error:
             raise ConfigError(f"invalid model settings: {_first_error(error)}") from None

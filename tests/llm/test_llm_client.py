@@ -93,7 +93,7 @@ def test_request_carries_stage_header_max_tokens_and_strict_schema(
 def test_defaults_and_json_object_mode(server: ScriptedLLMServer) -> None:
     server.reply = lambda request: json_reply(_VALID)
 
-    _call(LLMClient(settings_for(server, json_schema_output=False, temperature=0.3)))
+    _call(LLMClient(settings_for(server, response_format="json_object", temperature=0.3)))
 
     (request,) = server.requests
     assert request.response_format == {"type": "json_object"}

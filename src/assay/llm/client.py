@@ -46,7 +46,7 @@ from assay.llm._transport import (
     send_with_retries,
 )
 from assay.llm.cache import CachedExchange, ReplayCache, request_key
-from assay.llm.schemas import model_json_schema_strict
+from assay.llm.schemas import shared_strict_schema
 from assay.llm.settings import LLMSettings
 
 __all__ = [
@@ -261,7 +261,9 @@ class LLMClient:
             body["tools"] = tools
         return body
 
-    def response_format_for(self, stage: str, reply_model: type[BaseModel]) -> dict[str, Any]:
+    def response_format_for(
+        self, stage: str, reply_model: type[BaseModel]
+    ) -> dict[str, Any] | None:
         """Return the ``response_format`` that asks for ``reply_model``'s JSON.
 
         Args:
@@ -269,15 +271,20 @@ class LLMClient:
             reply_model: The stage's reply model.
 
         Returns:
-            ``json_schema`` (strict) when the settings allow it, else ``json_object``.
+            The form ``settings.response_format`` names; ``None`` for ``none``.
         """
-        if not self._settings.json_schema_output:
+        kind = self._settings.response_format
+        if kind == "none":
+            return None
+        if kind == "json_object":
             return {"type": "json_object"}
+        if kind == "json_object_schema":
+            return {"type": "json_object", "schema": shared_strict_schema(reply_model)}
         return {
             "type": "json_schema",
             "json_schema": {
                 "name": _SCHEMA_NAME.sub("_", stage)[:64] or "reply",
-                "schema": model_json_schema_strict(reply_model),
+                "schema": shared_strict_schema(reply_model),
                 "strict": True,
             },
         }
@@ -440,8 +447,13 @@ class LLMClient:
         sdk = self._sdk()
         async with self._semaphore:
             started = time.perf_counter()
-            raw = await sdk.chat.completions.with_raw_response.create(
-                **body, extra_headers={STAGE_HEADER: stage}
+            # The body is already plain JSON: send its bytes as they are. (``create(**body)``
+            # would walk every message through the SDK's type transforms on each attempt.)
+            raw = await sdk.post(
+                "/chat/completions",
+                cast_to=httpx2.Response,
+                content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                options={"headers": {STAGE_HEADER: stage, "Content-Type": "application/json"}},
             )
             text = raw.text
             latency_ms = monotonic_ms(started)

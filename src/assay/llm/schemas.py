@@ -158,7 +158,29 @@ def model_json_schema_strict(reply_model: type[BaseModel]) -> dict[str, Any]:
     Returns:
         The schema, in the strict form described in this module's docstring.
     """
-    return copy.deepcopy(_strict_schema_of(reply_model))
+    return copy.deepcopy(shared_strict_schema(reply_model))
+
+
+def shared_strict_schema(reply_model: type[BaseModel]) -> dict[str, Any]:
+    """Like :func:`model_json_schema_strict`, without the copy: the one cached schema object,
+    for request bodies that only serialize it. Do not mutate it.
+
+    A subclass that adds validators but no fields (and no docstring of its own) has its base's
+    schema, and shares its base's cached one.
+    """
+    return _strict_schema_of(_schema_source(reply_model))
+
+
+def _schema_source(reply_model: type[BaseModel]) -> type[BaseModel]:
+    for base in reply_model.__mro__[1:]:
+        if (
+            issubclass(base, BaseModel)
+            and base is not BaseModel
+            and reply_model.__doc__ is None
+            and base.model_fields.keys() == reply_model.model_fields.keys()
+        ):
+            return _schema_source(base)
+    return reply_model
 
 
 @functools.cache

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["LLMSettings"]
+__all__ = ["LLMSettings", "ResponseFormat"]
+
+ResponseFormat = Literal["json_schema", "json_object_schema", "json_object", "none"]
 
 
 class LLMSettings(BaseModel):
@@ -32,6 +36,11 @@ class LLMSettings(BaseModel):
     temperature: float = Field(default=0.2, ge=0, le=2)
     concurrency: int = Field(default=8, ge=1)
     """At most this many requests in flight at once, across all stages."""
-    json_schema_output: bool = True
-    """Send ``response_format`` json_schema (the prompt states the schema too, for servers
-    that ignore it)."""
+    response_format: ResponseFormat = "json_schema"
+    """How replies are asked to be JSON (the prompt states the schema in every case):
+
+    - ``json_schema``: OpenAI's strict structured output (OpenAI, vLLM, SGLang, Ollama, …);
+    - ``json_object_schema``: ``{"type": "json_object", "schema": …}``, the form llama.cpp's
+      servers constrain by grammar;
+    - ``json_object``: JSON mode without a schema;
+    - ``none``: no ``response_format`` at all (servers that reject the field)."""

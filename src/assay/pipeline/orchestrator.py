@@ -178,14 +178,18 @@ async def review_round(
         generated=generated_by_attributes(snapshot.gitattributes_text),
     )
 
-    static_report: StaticReport | None = None
+    # The analyzers need no model: they run in a thread while the reps are out.
+    static_task: asyncio.Future[StaticReport] | None = None
     if options.static_enabled:
         progress.stage("static")
-        static_report = await asyncio.to_thread(
-            run_static_analysis, _changed_python_files(snapshot), snapshot.head, lang=options.lang
+        static_task = asyncio.ensure_future(
+            asyncio.to_thread(
+                run_static_analysis,
+                _changed_python_files(snapshot),
+                snapshot.head,
+                lang=options.lang,
+            )
         )
-        ledger.add(failures=[StageFailure(stage="static", error=e) for e in static_report.errors])
-    static_findings = list(static_report.findings) if static_report else []
 
     outcomes: list[DiscoveryOutcome] = []
     if llm is not None and prepared.shards:
@@ -205,6 +209,11 @@ async def review_round(
             ledger.add(calls=outcome.calls, tool_calls=outcome.tool_calls, pending=outcome.pending)
             if outcome.error and not outcome.pending:
                 ledger.add(failures=[StageFailure(stage=f"discover[{rep}]", error=outcome.error)])
+
+    static_report = await static_task if static_task is not None else None
+    if static_report is not None:
+        ledger.add(failures=[StageFailure(stage="static", error=e) for e in static_report.errors])
+    static_findings = list(static_report.findings) if static_report else []
 
     progress.stage("cluster")
     renames = {f.old_path: f.path for f in files if f.old_path}

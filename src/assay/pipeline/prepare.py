@@ -20,6 +20,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from assay.diff.types import FileDiff, FileStatus, Hunk
 
@@ -73,7 +74,7 @@ class PreparedDiff:
             return 1.0
         return round(self.changed_lines_reviewed / self.changed_lines_total, 4)
 
-    @property
+    @cached_property
     def reviewed_paths(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(f.path for shard in self.shards for f in shard.files))
 

@@ -25,10 +25,9 @@ from pathlib import Path
 from typing import IO, Literal
 
 from assay.errors import GitError
-from assay.forge.git import GitRepo
 
 # The sanitized environment GitRepo runs git with (no GIT_DIR & co. from a hook, C locale).
-from assay.forge.git import _git_environment as git_environment
+from assay.forge.git import GitRepo, git_environment
 from assay.tools._errors import ToolError
 from assay.tools._paths import normalize_relative_path
 

@@ -8,6 +8,7 @@ for the provider's cache, a stable key for the replay cache).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -205,6 +206,7 @@ def tool_definitions(limits: ToolLimits | None = None) -> list[dict[str, Any]]:
     ]
 
 
+@functools.cache
 def _parameters_schema(model: type[BaseModel]) -> dict[str, Any]:
     schema: dict[str, Any] = _without_titles(model.model_json_schema())
     schema.pop("description", None)  # the class docstring, written for Python readers
