@@ -39,6 +39,9 @@ _AVERAGED = (
     "blocking_precision",
     "blocking_recall",
     "blocking_f1",
+    "supported_precision",
+    "supported_recall",
+    "supported_f1",
     "findings_per_pr",
     "false_blocks_on_clean",
     "calls",
@@ -64,7 +67,7 @@ def average(tables: Sequence[LiftTable]) -> list[dict[str, Any]]:
             values = [getattr(table.rows[position], key) for table in tables]
             defined = [value for value in values if value is not None]
             entry[key] = round(statistics.fmean(defined), 4) if defined else None
-            if len(defined) > 1 and key in ("precision", "recall", "f1"):
+            if len(defined) > 1 and key in ("precision", "recall", "f1", "supported_f1"):
                 entry[f"{key}_stdev"] = round(statistics.stdev(defined), 4)
         rows.append(entry)
     return rows

@@ -20,6 +20,7 @@ from rich.console import Console
 from assay.checklists import load_builtin_catalogs, render_catalog_listing, resolve_catalogs
 from assay.config import REPO_CONFIG_FILE, Settings, parse_repo_config
 from assay.errors import AssayError
+from assay.eval import EvalOptions, eval_command
 from assay.forge.git import GitRepo
 from assay.forge.local import GitRevisionReader, local_identity
 from assay.llm.batch import import_batch_responses
@@ -269,6 +270,75 @@ def checklists(
     except AssayError as error:
         _fail(error)
     typer.echo(render_catalog_listing(catalogs, lang=lang.value), nl=False)
+
+
+class Checks(StrEnum):
+    on = "on"
+    off = "off"
+    both = "both"
+
+
+@app.command("eval")
+def evaluate(
+    cases: Annotated[
+        Path | None, typer.Argument(help="Cases directory or .tar.gz (not needed with --rescore).")
+    ] = None,
+    out: Annotated[Path, typer.Option(help="Where scores, reviews and the store go.")] = Path(
+        "eval-out"
+    ),
+    reps: Annotated[str, typer.Option(help="Rep counts, e.g. 1,3,5 (a lift table).")] = "1",
+    block_support: Annotated[
+        int | None, typer.Option(min=1, help="Votes to block (default: a majority of reps).")
+    ] = None,
+    checks: Annotated[Checks, typer.Option(help="Confirm and fact-check: on, off or both.")] = (
+        Checks.on
+    ),
+    simulator: Annotated[bool, typer.Option(help="Review against the noisy simulator.")] = False,
+    sim_recall: Annotated[float, typer.Option(help="Simulated per-rep recall.")] = 0.6,
+    sim_fp: Annotated[float, typer.Option(help="Simulated false findings per rep and case.")] = 1.0,
+    seed: Annotated[int, typer.Option(help="Simulator seed.")] = 0,
+    judge: Annotated[bool, typer.Option(help="Also score with the LLM judge.")] = False,
+    windows: Annotated[str, typer.Option(help="Matching windows in lines.")] = "0,3,10",
+    window: Annotated[int, typer.Option(help="The headline matching window.")] = 3,
+    lang: Annotated[Lang, typer.Option(help="Review language.")] = Lang.en,
+    rescore: Annotated[
+        bool, typer.Option(help="Re-score the run in --out without model calls.")
+    ] = False,
+    replay: Annotated[
+        bool, typer.Option(help="With --rescore: review again from the replay cache.")
+    ] = False,
+) -> None:
+    """Score reviews on benchmark cases with known defects (precision, recall, F1, lift)."""
+    configure_logging(verbose=False)
+    try:
+        options = EvalOptions(
+            cases=cases,
+            out=out,
+            reps=_numbers(reps, "--reps"),
+            block_support=block_support,
+            checks=checks.value,
+            simulator=simulator,
+            sim_recall=sim_recall,
+            sim_fp=sim_fp,
+            seed=seed,
+            judge=judge,
+            windows=_numbers(windows, "--windows"),
+            primary_window=window,
+            lang=lang.value,
+            rescore=rescore,
+            replay=replay,
+        )
+        code = eval_command(options, settings=Settings(), echo=typer.echo)
+    except AssayError as error:
+        _fail(error)
+    raise typer.Exit(code)
+
+
+def _numbers(text: str, option: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        _fail(AssayError(f"{option} takes comma-separated whole numbers, not {text!r}"))
 
 
 @app.command()

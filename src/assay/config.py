@@ -108,9 +108,10 @@ class ReviewConfig(BaseModel):
     block_support: int = Field(default=3, ge=1)
     """Votes a P0/P1 model finding needs before it may block."""
     confirm: bool = True
-    """Re-examine blocking candidates with an agentic confirm stage (off: they cannot block)."""
+    """Re-examine blocking candidates with an agentic confirm stage (off: support, and the
+    fact-check when on, decide alone)."""
     fact_check: bool = True
-    """Check blocking candidates' claims (off: they cannot block)."""
+    """Check blocking candidates' claims (off: they are not required to hold)."""
     agent_max_steps: int = Field(default=8, ge=1, le=64)
     """Tool-calling steps an agentic stage may take before it must answer."""
     max_patch_tokens: int = Field(default=60_000, ge=1_000)

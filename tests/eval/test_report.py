@@ -22,6 +22,9 @@ def row(reps: int, checks: bool, f1: float | None) -> LiftRow:
         blocking_precision=None,
         blocking_recall=None,
         blocking_f1=None,
+        supported_precision=None,
+        supported_recall=None,
+        supported_f1=None,
         findings_per_pr=2.0,
         false_blocks_on_clean=0,
         calls=3,
@@ -39,8 +42,8 @@ def test_the_chart_draws_a_line_per_series_and_skips_undefined_points() -> None:
     chart = ElementTree.fromstring(render_lift_svg(table))
 
     lines = chart.findall(f"{SVG}polyline")
-    # checks on: F1 (2 defined points), precision and recall (3 each); checks off: one point
-    # per series, so no line.
+    # checks on: F1 (2 defined points), precision and recall (3 each), blocking F1 (none);
+    # checks off: one point per defined series, so no line.
     assert len(lines) == 3
     assert [len(line.get("points", "").split()) for line in lines] == [2, 3, 3]
     assert not any(line.get("stroke-dasharray") for line in lines)

@@ -113,3 +113,22 @@ def test_critical_path_ignores_replayed_calls() -> None:
     assert critical_path_ms([call("discover", 50, cached=True)]) is None
     calls = [call("discover", 120), call("discover", 80), call("synthesize", 30)]
     assert critical_path_ms(calls) == 150
+
+
+def test_supported_figures_keep_only_findings_enough_reps_agreed_on() -> None:
+    truths = (defect(10, Severity.P1), defect(30, Severity.P2))
+    findings = (
+        Predicted(id="agreed", path="a.py", line=10, votes=3),
+        Predicted(id="lonely", path="a.py", line=30, votes=1),
+        Predicted(id="noise", path="a.py", line=50, votes=1),
+        Predicted(id="ruff", path="a.py", line=70, votes=0, static=True),
+    )
+    outcome = ReviewOutcome(
+        case="x", language="python", truths=truths, findings=findings, verdict="LGTM", support=2
+    )
+
+    (window,) = score_case(outcome, windows=(3,), primary_window=3).windows
+
+    assert (window.all.tp, window.all.fp, window.all.fn) == (2, 2, 0)
+    # The lone reports drop out; the analyzer's finding stays (it needs no votes).
+    assert (window.supported.tp, window.supported.fp, window.supported.fn) == (1, 1, 1)

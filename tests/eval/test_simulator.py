@@ -268,3 +268,13 @@ def test_model_name_names_the_reviewer_not_its_speed() -> None:
     assert SimulatorConfig(seed=1).model_name == SimulatorConfig(seed=1, ttft_s=0.5).model_name
     assert SimulatorConfig(seed=1).model_name != SimulatorConfig(seed=2).model_name
     assert SimulatorConfig(recall=0.5).model_name != SimulatorConfig(recall=0.6).model_name
+
+
+def test_a_request_that_does_not_show_the_defects_file_does_not_report_it(
+    endpoint_factory: Any,
+) -> None:
+    other = PATCH.replace("app/db.py", "app/other.py")
+    files = tuple(parse_unified_diff(other.encode()))
+    messages = build_discovery_messages(DiscoveryInput(pr=PR, files=files), rep=0)
+    endpoint = endpoint_factory(recall=1.0, fp_rate=0.0)
+    assert ask(endpoint, "discover", messages, DiscoveryReply, seed=0).findings == []

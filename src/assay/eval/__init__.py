@@ -19,12 +19,10 @@ See ``docs/eval.md``.
 from __future__ import annotations
 
 from assay.eval.cases import (
-    CaseRepo,
     EvalCase,
     RecipeSource,
     RepositorySource,
     TruthDefect,
-    build_case_repo,
     load_case,
     load_cases,
     parse_truth,
@@ -50,8 +48,8 @@ from assay.eval.matcher import (
     match_findings,
 )
 from assay.eval.report import LiftRow, LiftTable
+from assay.eval.repos import CaseRepo, build_case_repo
 from assay.eval.run import (
-    CaseReview,
     EnsembleConfig,
     EvalReport,
     EvalRun,
@@ -59,6 +57,7 @@ from assay.eval.run import (
     run_eval,
     run_lift,
 )
+from assay.eval.run_files import CaseReview
 from assay.eval.scores import CaseScore, Rates, ScoreSummary, WindowScore
 from assay.eval.simulator import (
     RESPONDERS,

@@ -1,4 +1,4 @@
-"""Benchmark cases: what a case is on disk, how it is loaded, and how its repository is built.
+"""Benchmark cases: what a case is on disk and how it is loaded.
 
 A case is a directory ``<name>/`` holding:
 
@@ -24,40 +24,32 @@ A case is a directory ``<name>/`` holding:
   ``line_start``, so a case that is edited cannot silently drift from its truth.
 
 A case may also be a ``.tar.gz`` archive of such a directory (extracted safely, without links
-or absolute paths).
-
-The recipe is built with real git, deterministically: fixed identity and dates, no user or
-system configuration, so the same case always gives the same commits, the same diff and the same
-prompts, and a stored evaluation replays from the replay cache.
+or absolute paths). ``assay.eval.repos`` builds a case's repository.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import tarfile
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from assay.errors import ConfigError, GitError
+from assay.errors import ConfigError
 from assay.model import Severity, Side
 
 __all__ = [
     "CASE_FILE",
     "TRUTH_FILE",
-    "CaseRepo",
     "EvalCase",
     "RecipeSource",
     "RepositorySource",
     "TruthDefect",
-    "build_case_repo",
     "load_case",
     "load_cases",
     "parse_truth",
@@ -65,14 +57,8 @@ __all__ = [
 
 CASE_FILE = "case.toml"
 TRUTH_FILE = "truth.json"
-BASE_BRANCH = "main"
-HEAD_BRANCH = "pr"
 
 _ARCHIVE_SUFFIXES = (".tar.gz", ".tgz")
-_MAX_CASE_FILE_BYTES = 2_000_000
-"""Recipe files above this size are refused: a case is small by design."""
-_FIXED_DATE = "2026-01-01T00:00:00+00:00"
-_IDENTITY = ("Assay Eval", "eval@assay.invalid")
 
 
 class TruthDefect(BaseModel):
@@ -157,17 +143,6 @@ class EvalCase:
     @property
     def is_clean(self) -> bool:
         return not self.defects
-
-
-@dataclass(frozen=True)
-class CaseRepo:
-    """A case's repository, ready to review: ``head`` merged into ``base``."""
-
-    path: Path
-    base: str | None
-    head: str
-    files: Mapping[str, bytes] = field(default_factory=dict)
-    """Head files of a recipe case (empty for an existing repository)."""
 
 
 class _CaseFile(BaseModel):
@@ -314,157 +289,6 @@ def load_cases(path: Path, *, extract_to: Path) -> list[EvalCase]:
     return sorted(cases, key=lambda case: case.name)
 
 
-def build_case_repo(case: EvalCase, workdir: Path, *, repo_config: str | None = None) -> CaseRepo:
-    """Make the case's repository, ready to review.
-
-    A recipe is committed with real git into ``workdir/<case name>``: the base on branch
-    ``main``, the pull request on branch ``pr``. An existing repository is used in place, and a
-    bundle is cloned into ``workdir``.
-
-    Args:
-        case: The case.
-        workdir: A scratch directory (the caller removes it).
-        repo_config: ``.assay.toml`` text to commit in the base (recipes only), e.g. to turn a
-            review stage off for an experiment.
-
-    Returns:
-        Where the repository is and which refs to review.
-
-    Raises:
-        ConfigError: A recipe file that is a link, too large, or escapes the case; a truth
-            line outside its file or without its ``needle``.
-        GitError: git failed.
-    """
-    source = case.source
-    if isinstance(source, RepositorySource):
-        if source.repo.is_file():
-            workdir.mkdir(parents=True, exist_ok=True)
-            clone = workdir / f"{case.name}.git"
-            if not clone.exists():
-                _git(workdir, "clone", "-q", "--mirror", str(source.repo), str(clone))
-            return CaseRepo(path=clone, base=source.base, head=source.head)
-        if repo_config is not None:
-            raise ConfigError(f"{case.name}: stage toggles need a recipe case, not a repository")
-        return CaseRepo(path=source.repo, base=source.base, head=source.head)
-    base_files = _read_tree(source.base_dir)
-    overlay = _read_tree(source.head_dir)
-    head_files = {**base_files, **overlay}
-    for path in source.delete:
-        if path not in head_files:
-            raise ConfigError(f"{case.name}: delete names {path!r}, which is not in base/")
-        del head_files[path]
-    if repo_config is not None:
-        base_files[".assay.toml"] = repo_config.encode("utf-8")
-        head_files[".assay.toml"] = base_files[".assay.toml"]
-    _check_truth_against(case, head_files)
-    repo = workdir / case.name
-    if repo.exists():
-        shutil.rmtree(repo)
-    repo.mkdir(parents=True)
-    _git(repo, "init", "-q", "-b", BASE_BRANCH)
-    _write_tree(repo, base_files)
-    _commit(repo, "Base")
-    _git(repo, "checkout", "-q", "-b", HEAD_BRANCH)
-    _write_tree(repo, head_files, remove_others=True)
-    message = case.title if not case.description else f"{case.title}\n\n{case.description}"
-    _commit(repo, message)
-    return CaseRepo(path=repo, base=BASE_BRANCH, head=HEAD_BRANCH, files=head_files)
-
-
-def _check_truth_against(case: EvalCase, head_files: Mapping[str, bytes]) -> None:
-    for defect in case.defects:
-        if defect.path is None or defect.side is Side.LEFT:
-            continue
-        content = head_files.get(defect.path)
-        if content is None:
-            raise ConfigError(f"{case.name}: truth names {defect.path!r}, which is not at head")
-        lines = content.decode("utf-8", errors="replace").splitlines()
-        last = defect.last_line or 0
-        if last > len(lines):
-            raise ConfigError(
-                f"{case.name}: truth line {last} is past the end of {defect.path} "
-                f"({len(lines)} lines)"
-            )
-        if defect.needle is not None and defect.line_start is not None:
-            if defect.needle not in lines[defect.line_start - 1]:
-                raise ConfigError(
-                    f"{case.name}: line {defect.line_start} of {defect.path} does not contain "
-                    f"{defect.needle!r}"
-                )
-
-
-def _read_tree(root: Path) -> dict[str, bytes]:
-    """Every regular file under ``root`` by repository path; links and oversize files refused."""
-    if not root.is_dir():
-        return {}
-    files: dict[str, bytes] = {}
-    for current, directories, names in os.walk(root, followlinks=False):
-        directories.sort()
-        for name in sorted(names) + [d for d in directories if (Path(current) / d).is_symlink()]:
-            file_path = Path(current) / name
-            relative = file_path.relative_to(root).as_posix()
-            if file_path.is_symlink() or not file_path.is_file():
-                raise ConfigError(f"{file_path}: case files must be regular files, not links")
-            if file_path.stat().st_size > _MAX_CASE_FILE_BYTES:
-                raise ConfigError(f"{file_path}: larger than {_MAX_CASE_FILE_BYTES} bytes")
-            files[relative] = file_path.read_bytes()
-    return files
-
-
-def _write_tree(repo: Path, files: Mapping[str, bytes], *, remove_others: bool = False) -> None:
-    if remove_others:
-        _git(repo, "rm", "-q", "-r", "--cached", "--ignore-unmatch", ".")
-        for entry in repo.iterdir():
-            if entry.name == ".git":
-                continue
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry)
-            else:
-                entry.unlink()
-    for relative, content in files.items():
-        target = repo / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
-
-
-def _commit(repo: Path, message: str) -> None:
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "--no-verify", "--allow-empty", "-m", message)
-
-
-def _git(cwd: Path, *arguments: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", *arguments],
-        cwd=cwd,
-        env=_git_environment(),
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        detail = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
-        raise GitError(f"git {arguments[0]} failed in {cwd}: {detail[0] if detail else ''}")
-    return done.stdout.decode("utf-8", errors="replace")
-
-
-def _git_environment() -> dict[str, str]:
-    # The build must not depend on who runs it: no user or system config, fixed identity and
-    # dates, so the commits (and therefore every prompt) are byte-identical on every machine.
-    name, email = _IDENTITY
-    kept = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-    return {
-        **kept,
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_AUTHOR_NAME": name,
-        "GIT_AUTHOR_EMAIL": email,
-        "GIT_COMMITTER_NAME": name,
-        "GIT_COMMITTER_EMAIL": email,
-        "GIT_AUTHOR_DATE": _FIXED_DATE,
-        "GIT_COMMITTER_DATE": _FIXED_DATE,
-        "LC_ALL": "C",
-    }
-
-
 def _extract(archive: Path, extract_to: Path) -> Path:
     """Extract a case archive under ``extract_to`` and return the directory to load from."""
     target = extract_to / archive.name.removesuffix(".tar.gz").removesuffix(".tgz")
@@ -489,6 +313,7 @@ def _extract(archive: Path, extract_to: Path) -> Path:
 
 
 def _relative_path(path: str, source: str) -> str:
+    # Paths come from case files: refuse what could point outside the repository.
     normalized = path.strip().replace("\\", "/")
     while normalized.startswith("./"):
         normalized = normalized[2:]

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from assay.eval.cases import TruthDefect
-from assay.model import ReportedFinding, Severity, Side
+from assay.model import FindingSource, ReportedFinding, Severity, Side
 
 __all__ = [
     "CATEGORIES",
@@ -178,6 +178,10 @@ class Predicted:
     severity: Severity = Severity.P2
     blocking: bool = False
     title: str = ""
+    votes: int = 1
+    """Distinct discovery reps behind it."""
+    static: bool = False
+    """An analyzer (or a deterministic checklist check) reported it: needs no votes."""
 
     @property
     def last_line(self) -> int:
@@ -197,6 +201,8 @@ def predicted_from_reported(reported: ReportedFinding) -> Predicted:
         severity=reported.severity,
         blocking=reported.blocking,
         title=finding.title,
+        votes=reported.votes,
+        static=finding.source is FindingSource.STATIC,
     )
 
 

@@ -1,7 +1,7 @@
 """An evaluation's outputs: ``scores.json``, ``scores.md`` and the lift chart ``lift.svg``.
 
-The chart is plain SVG written here (no plotting library): F1, precision and recall against the
-number of reps, solid with confirm and fact-check, dashed without.
+The chart is plain SVG written here (no plotting library): F1, precision, recall, supported F1
+and blocking F1 against the number of reps, solid with confirm and fact-check, dashed without.
 """
 
 from __future__ import annotations
@@ -53,6 +53,10 @@ class LiftRow(BaseModel):
     blocking_precision: float | None
     blocking_recall: float | None
     blocking_f1: float | None
+    supported_precision: float | None
+    """Precision of the findings at least ``block_support`` reps agreed on (analyzers count)."""
+    supported_recall: float | None
+    supported_f1: float | None
     findings_per_pr: float | None
     false_blocks_on_clean: int
     calls: int
@@ -111,6 +115,9 @@ def lift_table(
                 blocking_precision=scores.blocking.precision,
                 blocking_recall=scores.blocking.recall,
                 blocking_f1=scores.blocking.f1,
+                supported_precision=scores.supported.precision,
+                supported_recall=scores.supported.recall,
+                supported_f1=scores.supported.f1,
                 findings_per_pr=summary.findings_per_pr,
                 false_blocks_on_clean=summary.false_blocks_on_clean,
                 calls=summary.calls,
@@ -178,33 +185,43 @@ def render_markdown(run: EvalRun) -> str:
 def _lift_markdown(table: LiftTable) -> list[str]:
     header = (
         "| reps | support | checks | precision | recall | F1 | ΔF1 vs 1 rep | blocking P "
-        "| blocking R | blocking F1 | findings/PR | false blocks (clean) | calls | tokens |"
+        "| blocking R | blocking F1 | supported P | supported R | supported F1 | findings/PR "
+        "| false blocks (clean) | calls | tokens |"
     )
-    rows = [header, "|" + "---|" * 14]
+    rows = [header, "|" + "---|" * 17]
     for row in table.rows:
         rows.append(
             f"| {row.reps} | {row.block_support} | {'on' if row.checks else 'off'} "
             f"| {_pct(row.precision)} | {_pct(row.recall)} | {_pct(row.f1)} "
             f"| {_signed(row.f1_lift)} | {_pct(row.blocking_precision)} "
             f"| {_pct(row.blocking_recall)} | {_pct(row.blocking_f1)} "
-            f"| {_num(row.findings_per_pr)} | {row.false_blocks_on_clean} | {row.calls} "
+            f"| {_pct(row.supported_precision)} | {_pct(row.supported_recall)} "
+            f"| {_pct(row.supported_f1)} | {_num(row.findings_per_pr)} "
+            f"| {row.false_blocks_on_clean} | {row.calls} "
             f"| {row.prompt_tokens + row.completion_tokens} |"
         )
-    return rows
+    note = (
+        "*Supported*: only findings at least `support` reps agreed on (analyzer findings always "
+        "count), as if the non-blocking list were filtered by votes too."
+    )
+    return [*rows, "", note]
 
 
 def _report_markdown(report: EvalReport) -> list[str]:
     summary = report.summary
     lines = [f"## {report.label}", ""]
     lines += [
-        "| window | precision | recall | F1 | blocking precision | blocking recall | blocking F1 |",
-        "|---|---|---|---|---|---|---|",
+        "| window | precision | recall | F1 | blocking P | blocking R | blocking F1 "
+        "| supported P | supported R | supported F1 |",
+        "|" + "---|" * 10,
     ]
     for score in summary.windows:
         lines.append(
             f"| {score.window} | {_pct(score.all.precision)} | {_pct(score.all.recall)} "
             f"| {_pct(score.all.f1)} | {_pct(score.blocking.precision)} "
-            f"| {_pct(score.blocking.recall)} | {_pct(score.blocking.f1)} |"
+            f"| {_pct(score.blocking.recall)} | {_pct(score.blocking.f1)} "
+            f"| {_pct(score.supported.precision)} | {_pct(score.supported.recall)} "
+            f"| {_pct(score.supported.f1)} |"
         )
     lines += ["", *_summary_lines(summary), "", "### Recall by category", ""]
     lines += ["| category | found | defects | recall |", "|---|---|---|---|"]
@@ -282,11 +299,14 @@ _SERIES = (
     ("f1", "F1", "#1f77b4"),
     ("precision", "precision", "#2ca02c"),
     ("recall", "recall", "#ff7f0e"),
+    ("supported_f1", "supported F1", "#17becf"),
+    ("blocking_f1", "blocking F1", "#9467bd"),
 )
 
 
 def render_lift_svg(table: LiftTable) -> str:
-    """F1, precision and recall against reps: solid lines with checks, dashed without.
+    """F1, precision, recall, supported and blocking F1 against reps: solid with checks, dashed
+    without.
 
     Args:
         table: The lift table.

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import socket
 import tempfile
 import time
@@ -25,43 +24,39 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from assay.config import Settings
 from assay.errors import AssayError, ConfigError, LLMUnreachable
-from assay.eval.cases import (
-    EvalCase,
-    RepositorySource,
-    TruthDefect,
-    build_case_repo,
-    load_cases,
-)
+from assay.eval.cases import EvalCase, TruthDefect, load_cases
 from assay.eval.judge import JudgeVerdict, judge_many, verdict_result
 from assay.eval.matcher import DEFAULT_WINDOWS, PRIMARY_WINDOW, Predicted, predicted_from_reported
 from assay.eval.report import LiftTable, lift_table, write_outputs
+from assay.eval.repos import build_case_repo
+from assay.eval.run_files import (
+    CaseReview,
+    Manifest,
+    StoredCase,
+    StoredEnsemble,
+    case_stub,
+    db_url,
+    read_manifest,
+    read_reviews,
+    write_manifest,
+    write_reviews,
+)
 from assay.eval.scores import CaseScore, ReviewOutcome, ScoreSummary, score_case, summarize
 from assay.eval.simulator import SimulatedCase, SimulatedEndpoint, SimulatorConfig
-from assay.llm.client import CallRecord, LLMClient
-from assay.model import RoundResult
+from assay.llm.client import LLMClient
 from assay.runner import LocalReviewRequest, review_local
 from assay.store import Store
 
 __all__ = [
-    "DB_FILE",
-    "MANIFEST_FILE",
-    "CaseReview",
     "EnsembleConfig",
     "EvalReport",
     "EvalRun",
-    "Manifest",
     "rescore",
     "run_eval",
     "run_lift",
 ]
-
-DB_FILE = "assay.db"
-MANIFEST_FILE = "eval.json"
-REVIEWS_DIR = "reviews"
 
 Progress = Callable[[str], None]
 Lang = Literal["en", "zh"]
@@ -98,58 +93,6 @@ class EnsembleConfig:
     def label(self) -> str:
         label = f"reps{self.reps}-support{self.support}-{'checks' if self.checks else 'nochecks'}"
         return label if self.agentic_reps is None else f"{label}-agentic{self.agentic_reps}"
-
-
-class CaseReview(BaseModel):
-    """One case reviewed under one configuration, as stored for re-scoring."""
-
-    model_config = ConfigDict(frozen=True)
-
-    case: str
-    pr_id: str
-    result: RoundResult | None = None
-    calls: list[CallRecord] = Field(default_factory=list)
-    wall_ms: int = 0
-    """The round's own wall time (``kpi.wall_ms``)."""
-    total_ms: int = 0
-    """Around the whole review: snapshot, round, store."""
-    error: str | None = None
-    judge: JudgeVerdict | None = None
-
-
-class _StoredCase(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    language: str
-    title: str
-    defects: list[TruthDefect]
-
-
-class _StoredEnsemble(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    reps: int
-    block_support: int
-    checks: bool
-    agentic_reps: int | None = None
-    label: str
-
-
-class Manifest(BaseModel):
-    """``eval.json``: what a run evaluated, enough to re-score it without the cases."""
-
-    model_config = ConfigDict(frozen=True)
-
-    version: int = 1
-    cases_path: str
-    cases: list[_StoredCase]
-    configs: list[_StoredEnsemble]
-    simulator: SimulatorConfig | None = None
-    model: str
-    lang: Lang = "en"
-    judge: bool = False
-    notes: list[str] = Field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -205,7 +148,7 @@ def run_eval(
         The configuration's scores (also written to ``out_dir``).
 
     Raises:
-        ConfigError: Invalid cases, no model configured, or the checks toggle unavailable.
+        ConfigError: Invalid cases, or no model configured.
         LLMUnreachable: The model endpoint cannot be reached.
     """
     run = _run(
@@ -308,26 +251,26 @@ def rescore(
         ConfigError: ``out_dir`` holds no run.
         LLMUnreachable: ``replay`` or ``judge`` needed an exchange the cache does not hold.
     """
-    manifest = _read_manifest(out_dir)
+    manifest = read_manifest(out_dir)
     use_judge = manifest.judge if judge is None else judge
-    settings = (settings or Settings()).model_copy(
+    endpoint = settings.llm_base_url if settings is not None else None
+    replay_settings = (settings or Settings()).model_copy(
         update={
-            "llm_base_url": (
-                settings.llm_base_url
-                if settings is not None and settings.llm_base_url
-                else f"http://127.0.0.1:{_closed_port()}/v1"
-            ),
+            "llm_base_url": endpoint or f"http://127.0.0.1:{_closed_port()}/v1",
             "llm_api_key": "none",
             "model": manifest.model,
             "llm_transport_retries": 0,
-            "db_url": _db_url(out_dir),
+            "db_url": db_url(out_dir),
         }
     )
     ensembles = [
         EnsembleConfig(
-            reps=c.reps, block_support=c.block_support, checks=c.checks, agentic_reps=c.agentic_reps
+            reps=stored.reps,
+            block_support=stored.block_support,
+            checks=stored.checks,
+            agentic_reps=stored.agentic_reps,
         )
-        for c in manifest.configs
+        for stored in manifest.configs
     ]
     if replay:
         return _run(
@@ -335,7 +278,7 @@ def rescore(
             out_dir=out_dir,
             ensembles=ensembles,
             simulator=None,
-            settings=settings,
+            settings=replay_settings,
             judge=use_judge,
             windows=windows,
             primary_window=primary_window,
@@ -343,18 +286,17 @@ def rescore(
             progress=progress,
             simulator_config=manifest.simulator,
         )
-    cases = [_case_stub(stored) for stored in manifest.cases]
-    store = Store.open(_db_url(out_dir))
+    cases = [case_stub(stored) for stored in manifest.cases]
+    store = Store.open(db_url(out_dir))
     try:
-        reviews_by_config = [
-            _read_reviews(out_dir, ensemble.label, cases) for ensemble in ensembles
-        ]
+        reviews_by_config = [read_reviews(out_dir, ensemble.label, cases) for ensemble in ensembles]
         if use_judge:
             reviews_by_config = [
-                _judge_reviews(reviews, cases, settings, store) for reviews in reviews_by_config
+                _judge_reviews(reviews, cases, replay_settings, store)
+                for reviews in reviews_by_config
             ]
             for ensemble, reviews in zip(ensembles, reviews_by_config, strict=True):
-                _write_reviews(out_dir, ensemble.label, reviews)
+                write_reviews(out_dir, ensemble.label, reviews)
     finally:
         store.close()
     reports = [
@@ -385,7 +327,6 @@ def _run(
         raise ConfigError("nothing to evaluate: no configuration")
     out_dir.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
-    runnable = list(ensembles)
     reviewer = simulator.config if isinstance(simulator, SimulatedEndpoint) else simulator
     reviewer = reviewer or simulator_config
     with tempfile.TemporaryDirectory(prefix="assay-eval-") as scratch:
@@ -406,24 +347,24 @@ def _run(
             manifest = Manifest(
                 cases_path=str(cases_path.resolve()),
                 cases=[_stored_case(case) for case in cases],
-                configs=[_stored_ensemble(ensemble) for ensemble in runnable],
+                configs=[_stored_ensemble(ensemble) for ensemble in ensembles],
                 simulator=reviewer,
                 model=run_settings.model or "",
                 lang=lang,
                 judge=judge,
                 notes=notes,
             )
-            _write_manifest(out_dir, manifest)
+            write_manifest(out_dir, manifest)
             store = Store.open(run_settings.resolved_db_url())
             stack.callback(store.close)
             reports = []
-            for ensemble in runnable:
+            for ensemble in ensembles:
                 reviews = _review_cases(
                     cases, ensemble, run_settings, store, endpoint, workdir, lang, progress
                 )
                 if judge:
                     reviews = _judge_reviews(reviews, cases, run_settings, store, endpoint)
-                _write_reviews(out_dir, ensemble.label, reviews)
+                write_reviews(out_dir, ensemble.label, reviews)
                 reports.append(_report(ensemble, cases, reviews, windows, primary_window))
             if endpoint is not None and endpoint.unanswered:
                 counts = ", ".join(f"{stage} ({n})" for stage, n in endpoint.unanswered.items())
@@ -431,18 +372,18 @@ def _run(
                     "the simulator has no responder for some stages, which therefore failed in "
                     f"the rounds: {counts}"
                 )
-                _write_manifest(out_dir, manifest.model_copy(update={"notes": notes}))
+                write_manifest(out_dir, manifest.model_copy(update={"notes": notes}))
     return _finish(out_dir, reports, reviewer, primary_window, tuple(notes))
 
 
-def _stored_case(case: EvalCase) -> _StoredCase:
-    return _StoredCase(
+def _stored_case(case: EvalCase) -> StoredCase:
+    return StoredCase(
         name=case.name, language=case.language, title=case.title, defects=list(case.defects)
     )
 
 
-def _stored_ensemble(ensemble: EnsembleConfig) -> _StoredEnsemble:
-    return _StoredEnsemble(
+def _stored_ensemble(ensemble: EnsembleConfig) -> StoredEnsemble:
+    return StoredEnsemble(
         reps=ensemble.reps,
         block_support=ensemble.support,
         checks=ensemble.checks,
@@ -466,53 +407,58 @@ def _review_cases(
     reviews = []
     for number, case in enumerate(cases, start=1):
         repo = build_case_repo(case, workdir / ensemble.label, repo_config=repo_config)
-        pr_id = f"eval:{ensemble.label}:{case.name}"
+        request = LocalReviewRequest(
+            repo=repo.path,
+            base=repo.base,
+            head=repo.head,
+            pr_id=f"eval:{ensemble.label}:{case.name}",
+            lang=lang,
+            reps=ensemble.reps,
+            block_support=ensemble.support,
+            agentic_reps=ensemble.agentic_reps,
+        )
         if endpoint is not None:
             endpoint.review(SimulatedCase.of(case))
-        started = time.perf_counter()
         try:
-            review = review_local(
-                LocalReviewRequest(
-                    repo=repo.path,
-                    base=repo.base,
-                    head=repo.head,
-                    pr_id=pr_id,
-                    lang=lang,
-                    reps=ensemble.reps,
-                    block_support=ensemble.support,
-                    agentic_reps=ensemble.agentic_reps,
-                ),
-                settings,
-                store=store,
-            )
-        except LLMUnreachable:
-            raise
-        except AssayError as error:
-            reviews.append(
-                CaseReview(case=case.name, pr_id=pr_id, error=f"{type(error).__name__}: {error}")
-            )
-            continue
+            review = _review_one(case, request, settings, store)
         finally:
             if endpoint is not None:
                 endpoint.review(None)
-        total_ms = int((time.perf_counter() - started) * 1000)
-        result = review.outcome.result
-        reviews.append(
-            CaseReview(
-                case=case.name,
-                pr_id=pr_id,
-                result=result,
-                calls=list(review.outcome.calls),
-                wall_ms=result.kpi.wall_ms,
-                total_ms=total_ms,
-            )
-        )
+        reviews.append(review)
         if progress is not None:
-            progress(
-                f"[{ensemble.label}] {number}/{len(cases)} {case.name}: "
-                f"{len(result.findings)} findings, {len(result.blocking)} blocking"
+            outcome = (
+                f"{len(review.result.findings)} findings, {len(review.result.blocking)} blocking"
+                if review.result is not None
+                else f"failed: {review.error}"
             )
+            progress(f"[{ensemble.label}] {number}/{len(cases)} {case.name}: {outcome}")
     return reviews
+
+
+def _review_one(
+    case: EvalCase, request: LocalReviewRequest, settings: Settings, store: Store
+) -> CaseReview:
+    """Review one case; a failed review is recorded (and scored as all missed), except an
+    unreachable endpoint, which would fail every case alike."""
+    assert request.pr_id is not None  # set by the caller
+    started = time.perf_counter()
+    try:
+        review = review_local(request, settings, store=store)
+    except LLMUnreachable:
+        raise
+    except AssayError as error:
+        return CaseReview(
+            case=case.name, pr_id=request.pr_id, error=f"{type(error).__name__}: {error}"
+        )
+    result = review.outcome.result
+    return CaseReview(
+        case=case.name,
+        pr_id=request.pr_id,
+        result=result,
+        calls=list(review.outcome.calls),
+        wall_ms=result.kpi.wall_ms,
+        total_ms=int((time.perf_counter() - started) * 1000),
+    )
 
 
 def _judge_reviews(
@@ -567,7 +513,7 @@ def _report(
     primary_window: int,
 ) -> EvalReport:
     by_name = {case.name: case for case in cases}
-    outcomes = [_outcome(review, by_name[review.case]) for review in reviews]
+    outcomes = [_outcome(review, by_name[review.case], ensemble.support) for review in reviews]
     scores = [
         score_case(outcome, windows=windows, primary_window=primary_window) for outcome in outcomes
     ]
@@ -580,7 +526,7 @@ def _report(
     )
 
 
-def _outcome(review: CaseReview, case: EvalCase) -> ReviewOutcome:
+def _outcome(review: CaseReview, case: EvalCase, support: int) -> ReviewOutcome:
     findings = tuple(_findings(review))
     judge = (
         verdict_result(review.judge, len(findings), len(case.defects))
@@ -599,6 +545,7 @@ def _outcome(review: CaseReview, case: EvalCase) -> ReviewOutcome:
         failures=tuple(f"{f.stage}: {f.error}" for f in result.failures) if result else (),
         error=review.error,
         judge_pairs=judge,
+        support=support,
     )
 
 
@@ -628,7 +575,14 @@ def _run_settings(
     settings: Settings | None, endpoint: SimulatedEndpoint | None, out_dir: Path
 ) -> Settings:
     base = settings or Settings()
-    update: dict[str, object] = {"db_url": _db_url(out_dir)}
+    # The ensemble comes from the EnsembleConfig (and the case's .assay.toml) only: overrides
+    # from the environment would make a run differ from its replay.
+    update: dict[str, object] = {
+        "db_url": db_url(out_dir),
+        "reps": None,
+        "agentic_reps": None,
+        "block_support": None,
+    }
     if endpoint is not None:
         # Retries only slow a simulator down: its failures are deterministic.
         update.update(
@@ -640,54 +594,8 @@ def _run_settings(
     return base.model_copy(update=update)
 
 
-def _db_url(out_dir: Path) -> str:
-    return f"sqlite:///{(out_dir / DB_FILE).resolve()}"
-
-
 def _closed_port() -> int:
     # Bind, read the port, close: nothing listens there afterwards, so a request fails fast.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-def _write_manifest(out_dir: Path, manifest: Manifest) -> None:
-    (out_dir / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2) + "\n", "utf-8")
-
-
-def _read_manifest(out_dir: Path) -> Manifest:
-    path = out_dir / MANIFEST_FILE
-    if not path.is_file():
-        raise ConfigError(f"{out_dir}: no {MANIFEST_FILE}; is this an evaluation's --out?")
-    try:
-        return Manifest.model_validate_json(path.read_text("utf-8"))
-    except ValueError as error:
-        raise ConfigError(f"{path}: unreadable: {error}") from None
-
-
-def _write_reviews(out_dir: Path, label: str, reviews: Sequence[CaseReview]) -> None:
-    directory = out_dir / REVIEWS_DIR
-    directory.mkdir(exist_ok=True)
-    payload = [json.loads(review.model_dump_json()) for review in reviews]
-    (directory / f"{label}.json").write_text(json.dumps(payload, indent=1) + "\n", "utf-8")
-
-
-def _read_reviews(out_dir: Path, label: str, cases: Sequence[EvalCase]) -> list[CaseReview]:
-    path = out_dir / REVIEWS_DIR / f"{label}.json"
-    if not path.is_file():
-        raise ConfigError(f"{path}: missing; the run did not finish")
-    reviews = [CaseReview.model_validate(item) for item in json.loads(path.read_text("utf-8"))]
-    known = {case.name for case in cases}
-    return [review for review in reviews if review.case in known]
-
-
-def _case_stub(stored: _StoredCase) -> EvalCase:
-    # Re-matching needs the defects only; the source is never built.
-    return EvalCase(
-        name=stored.name,
-        title=stored.title,
-        description="",
-        language=stored.language,
-        defects=tuple(stored.defects),
-        source=RepositorySource(repo=Path("."), base=None, head="HEAD"),
-    )

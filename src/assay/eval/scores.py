@@ -10,6 +10,9 @@ Definitions (``tp``/``fp``/``fn`` come from :mod:`assay.eval.matcher`):
 - **Blocking**: only blocking findings against only the P0/P1 defects, matched by the same
   rules. A blocking finding on a P2 defect is a false block (the PR should not have been
   stopped), and so is one on a clean case.
+- **Supported**: only the findings at least ``support`` reps agreed on (the run's block support;
+  analyzer findings always count), against every defect: what the report would score if its
+  non-blocking list were filtered by votes too.
 - Findings per PR: reported findings (every severity, static ones included) per case — the
   noise a team reads.
 - Per-category recall: defects found at the headline window, by canonical category.
@@ -85,6 +88,7 @@ class WindowScore(_Model):
     window: int
     all: Rates
     blocking: Rates
+    supported: Rates
 
 
 class MatchedFinding(_Model):
@@ -171,6 +175,8 @@ class ReviewOutcome:
     error: str | None = None
     judge_pairs: MatchResult | None = None
     """Pairs the LLM judge accepted (already one-to-one), when the judge ran."""
+    support: int = 1
+    """Votes the run required to block (the threshold of the *supported* figures)."""
 
 
 def score_case(
@@ -189,12 +195,14 @@ def score_case(
     truths, findings = outcome.truths, outcome.findings
     blocking_findings = tuple(f for f in findings if f.blocking)
     blocking_truths = tuple(t for t in truths if t.may_block)
+    supported = tuple(f for f in findings if f.static or f.votes >= outcome.support)
     window_scores = []
     primary: MatchResult | None = None
     for window in sorted({*windows, primary_window}):
         policy = MatchPolicy(window=window)
         result = match_findings(findings, truths, policy)
         blocking = match_findings(blocking_findings, blocking_truths, policy)
+        agreed = match_findings(supported, truths, policy)
         if window == primary_window:
             primary = result
         if window in windows:
@@ -206,6 +214,9 @@ def score_case(
                     ),
                     blocking=rates(
                         blocking.true_positives, blocking.false_positives, blocking.false_negatives
+                    ),
+                    supported=rates(
+                        agreed.true_positives, agreed.false_positives, agreed.false_negatives
                     ),
                 )
             )
@@ -275,6 +286,7 @@ def summarize(
                 window=window,
                 all=_sum_rates([w.all for w in per_case]),
                 blocking=_sum_rates([w.blocking for w in per_case]),
+                supported=_sum_rates([w.supported for w in per_case]),
             )
         )
     found: dict[str, int] = defaultdict(int)

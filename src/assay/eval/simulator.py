@@ -5,8 +5,9 @@ a real model, so the ensemble's value can be measured without one: each discover
 defect with probability ``recall``, adds ``fp_rate`` false findings on average (a share of them
 "plausible" decoys that every rep tends to repeat, the rest scattered), words its findings
 differently from rep to rep, cites a wrong line (off by up to ``line_jitter``) with probability
-``line_jitter_rate``, and misjudges severity with probability ``severity_noise``. The check stages (confirm, fact-check, recheck, the eval
-judge) answer consistently with the truth, wrong with probability ``check_error_rate``.
+``line_jitter_rate``, and misjudges severity with probability ``severity_noise``. The check
+stages (confirm, fact-check, recheck, the eval judge) answer consistently with the truth, wrong
+with probability ``check_error_rate``.
 
 Reproducible: every random draw comes from a generator seeded by the simulator's ``seed``, the
 stage and the whole request body, so the same seed and request give the same answer (and a
@@ -16,7 +17,8 @@ The simulator reviews one case at a time: :meth:`SimulatedEndpoint.review` point
 under review (cases are reviewed one after the other). A stage it has no responder for is
 answered with HTTP 500 and recorded in :attr:`SimulatedEndpoint.errors`, so a new stage shows up
 as a failure instead of a silent default. A responder is one small function
-``(StageContext) -> reply``; add it to :data:`RESPONDERS`.
+``(StageContext) -> reply`` (in ``_sim_discover`` or ``_sim_checks``); add it to
+:data:`RESPONDERS`.
 
 Example::
 
@@ -34,6 +36,14 @@ import threading
 from collections.abc import Mapping
 from types import TracebackType
 
+from assay.eval._sim_checks import (
+    respond_checklist,
+    respond_confirm,
+    respond_fact_check,
+    respond_judge,
+    respond_recheck,
+    respond_synthesize,
+)
 from assay.eval._sim_context import (
     Responder,
     SimulatedCase,
@@ -41,7 +51,7 @@ from assay.eval._sim_context import (
     StageContext,
     digest,
 )
-from assay.eval._sim_stages import RESPONDERS as _STAGE_RESPONDERS
+from assay.eval._sim_discover import respond_discover
 from assay.testing import ChatRequest, LatencyModel, ReplyValue, ScriptedLLMServer
 
 __all__ = [
@@ -55,7 +65,15 @@ __all__ = [
 ]
 
 
-RESPONDERS: Mapping[str, Responder] = _STAGE_RESPONDERS
+RESPONDERS: Mapping[str, Responder] = {
+    "checklist": respond_checklist,
+    "confirm": respond_confirm,
+    "discover": respond_discover,
+    "fact_check": respond_fact_check,
+    "judge": respond_judge,
+    "recheck": respond_recheck,
+    "synthesize": respond_synthesize,
+}
 """Stage name → responder, for every stage the simulator answers."""
 
 

@@ -87,6 +87,8 @@ def gate_findings(
     reps: int,
     block_support: int,
     round_index: int | None = None,
+    require_confirm: bool = True,
+    require_fact_check: bool = True,
 ) -> list[GateDecision]:
     """Decide, for each finding, whether it blocks; keep order, drop nothing.
 
@@ -105,7 +107,14 @@ def gate_findings(
         One decision per candidate, minus merged blocking duplicates.
     """
     decisions = [
-        decide_gate(candidate, reps=reps, block_support=block_support, round_index=round_index)
+        decide_gate(
+            candidate,
+            reps=reps,
+            block_support=block_support,
+            round_index=round_index,
+            require_confirm=require_confirm,
+            require_fact_check=require_fact_check,
+        )
         for candidate in candidates
     ]
     return _merge_blocking_duplicates(decisions)
@@ -122,6 +131,8 @@ def decide_gate(
     reps: int,
     block_support: int,
     round_index: int | None = None,
+    require_confirm: bool = True,
+    require_fact_check: bool = True,
 ) -> GateDecision:
     """Decide one finding (a new cluster or a blocker carried over from an earlier round).
 
@@ -130,6 +141,10 @@ def decide_gate(
         reps: The round's discovery reps.
         block_support: Votes a model finding needs to block.
         round_index: This round: a fact-check from another round is treated as not run.
+        require_confirm: A finding that was never confirmed cannot block. Off when the
+            repository switched the confirm stage off: support alone then decides (a confirm
+            that ran and refuted still downgrades).
+        require_fact_check: The same for the fact-check stage.
 
     Returns:
         The decision: blocking with the gates it passed, or downgraded to P2 with every gate it
@@ -161,7 +176,7 @@ def decide_gate(
     elif votes < block_support:
         failures.append(f"support {votes}/{reps} < {block_support}")
     if confirmation is None:
-        if not failures:
+        if not failures and require_confirm:
             failures.append("not confirmed (confirm did not run)")
     elif confirmation.verdict is ConfirmVerdict.REFUTED:
         failures.append(f"confirm refuted: {_cut(confirmation.reason, _REASON_CHARS)}")
@@ -170,17 +185,20 @@ def decide_gate(
     if current_check is None:
         if stale and fact_check is not None:
             failures.append(f"fact-check is from round {fact_check.round_index}, not this round")
-        elif not failures:
+        elif not failures and require_fact_check:
             failures.append("not fact-checked (fact-check did not run)")
     elif current_check.verdict is not FactCheckVerdict.HOLD:
         failures.append(_fact_check_failure(current_check))
     if failures:
         return _downgrade(candidate, failures)
     claims = len(current_check.checks) if current_check is not None else 0
-    reason = (
-        f"support {votes}/{reps} >= {block_support}; confirmed; "
+    confirmed = "confirmed" if confirmation is not None else "confirm off"
+    checked = (
         f"fact-check hold ({claims} claims verified)"
+        if current_check is not None
+        else "fact-check off"
     )
+    reason = f"support {votes}/{reps} >= {block_support}; {confirmed}; {checked}"
     return _blocks(candidate, reason)
 
 

@@ -19,27 +19,31 @@ from datetime import UTC, datetime
 from typing import Literal, Protocol
 
 from assay.checklists import Catalog, ChecklistOutcome, dedupe_strengths, link_findings
-from assay.diff import anchor_to_diff, file_for_path
 from assay.diff.linemap import LineMap
-from assay.diff.types import FileDiff, FileStatus
+from assay.diff.types import FileStatus
 from assay.errors import LLMPending
 from assay.forge.base import PullRequestSnapshot
 from assay.llm.client import CallRecord, LLMClient
 from assay.llm.tokens import estimate_tokens
 from assay.model import (
     ClosedFinding,
-    Confirmation,
     ConfirmKpi,
     Coverage,
-    FactCheck,
     FactCheckKpi,
     Finding,
-    FindingSource,
     ReportedFinding,
     RoundResult,
-    Severity,
     StageFailure,
-    Strength,
+)
+from assay.pipeline._assemble import (
+    body_order,
+    carried,
+    checklist_finding,
+    identities,
+    is_candidate,
+    report,
+    strengths_of,
+    with_checks,
 )
 from assay.pipeline._kpi import KpiInputs, build_kpi
 from assay.pipeline._reps import discover_all
@@ -48,11 +52,11 @@ from assay.pipeline.cluster import cluster_findings
 from assay.pipeline.confirm import ConfirmOutcome, confirm_candidates
 from assay.pipeline.discover import DiscoveryOutcome
 from assay.pipeline.factcheck import FactCheckOutcome, fact_check_findings
-from assay.pipeline.gate import GateDecision, SupportedFinding, blocking_dedup_merged, gate_findings
-from assay.pipeline.match import MatchedFinding, match_findings
+from assay.pipeline.gate import SupportedFinding, blocking_dedup_merged, gate_findings
+from assay.pipeline.match import match_findings
 from assay.pipeline.prepare import generated_by_attributes, prepare_diff
 from assay.pipeline.recheck import RecheckOutcome, recheck_open_findings
-from assay.pipeline.synthesize import SynthesizedFinding, synthesize_clusters
+from assay.pipeline.synthesize import synthesize_clusters
 from assay.static import ChangedPythonFile, StaticReport, run_static_analysis
 from assay.tools import Toolbox, ToolCallRecord
 
@@ -239,8 +243,10 @@ async def review_round(
 
     progress.stage("verify")
     fresh = [(m.id, SupportedFinding(m.finding, m.candidate.votes)) for m in matched.findings]
-    still_unmatched = [(f.id, _carried(f)) for f in matched.unmatched_open]
-    targets = [(fid, s) for fid, s in fresh + still_unmatched if _is_candidate(s, options)]
+    still_unmatched = [(f.id, carried(f)) for f in matched.unmatched_open]
+    targets = [
+        (fid, s) for fid, s in fresh + still_unmatched if is_candidate(s, options.block_support)
+    ]
     confirm, fact_check, recheck = await _verify(
         snapshot,
         matched.unmatched_open,
@@ -269,16 +275,18 @@ async def review_round(
     ledger.add(calls=recheck.calls, pending=recheck.pending, failures=recheck.failures)
 
     progress.stage("gate")
-    carried = [(f.id, _carried(f)) for f in recheck.still_open]
-    gated = [(fid, _with_checks(s, checks.get(fid))) for fid, s in fresh + carried]
+    carried_open = [(f.id, carried(f)) for f in recheck.still_open]
+    gated = [(fid, with_checks(s, checks.get(fid))) for fid, s in fresh + carried_open]
     decisions = gate_findings(
         [s for _, s in gated],
         reps=max(options.reps, 1),
         block_support=options.block_support,
         round_index=k,
+        require_confirm=options.confirm,
+        require_fact_check=options.fact_check,
     )
-    identities = _identities(gated, matched.findings, synthesis.findings, recheck.still_open)
-    reported = [_report(d, identities[id(d.finding)], files, history) for d in decisions]
+    identity_of = identities(gated, matched.findings, synthesis.findings, recheck.still_open)
+    reported = [report(d, identity_of[id(d.finding)], files, history.line_map) for d in decisions]
 
     checklist: ChecklistOutcome | None = None
     if catalogs:
@@ -286,7 +294,7 @@ async def review_round(
         checklist = await evaluate_checklists(
             catalogs,
             files=files,
-            findings=_body_order(reported),
+            findings=body_order(reported),
             client=llm,
             lang=options.lang,
             head=snapshot.head,
@@ -296,9 +304,11 @@ async def review_round(
         ledger.add(calls=checklist.calls, pending=checklist.pending)
         if checklist.error:
             ledger.add(failures=[StageFailure(stage="checklists", error=checklist.error)])
-        reported += [_checklist_finding(f, files, history, k) for f in checklist.new_findings]
+        reported += [
+            checklist_finding(f, files, history.line_map, k) for f in checklist.new_findings
+        ]
         reported = list(link_findings(reported, checklist.links))
-    findings = _body_order(reported)
+    findings = body_order(reported)
 
     failures = tuple(ledger.failures)
     ran_discovery = bool(outcomes)
@@ -344,7 +354,7 @@ async def review_round(
         round_index=k,
         reviewed_at=datetime.now(UTC),
         findings=tuple(findings),
-        strengths=dedupe_strengths(_strengths(outcomes)),
+        strengths=dedupe_strengths(strengths_of(outcomes)),
         kpi=kpi,
         coverage=Coverage(
             reviewed_files=prepared.reviewed_paths,
@@ -445,134 +455,6 @@ def _changed_python_files(snapshot: PullRequestSnapshot) -> list[ChangedPythonFi
                 )
             )
     return changed
-
-
-def _is_candidate(supported: SupportedFinding, options: ReviewOptions) -> bool:
-    """A model P0/P1 with enough votes: worth confirming and fact-checking."""
-    finding = supported.finding
-    return (
-        finding.source is FindingSource.LLM
-        and finding.severity.may_block
-        and supported.votes >= options.block_support
-    )
-
-
-def _carried(finding: ReportedFinding) -> SupportedFinding:
-    # Re-gated with what reviewers argued (a downgraded P1 is gated as a P1 again).
-    return SupportedFinding(finding.finding, finding.votes)
-
-
-def _with_checks(
-    supported: SupportedFinding,
-    checks: tuple[Confirmation | None, FactCheck | None] | None,
-) -> SupportedFinding:
-    if checks is None:
-        return supported
-    confirmation, fact_check = checks
-    return SupportedFinding(
-        supported.finding, supported.votes, confirmation=confirmation, fact_check=fact_check
-    )
-
-
-@dataclass(frozen=True)
-class _Identity:
-    id: str
-    first_seen_round: int
-    members: int
-    argued_severity: Severity | None = None
-    severity_change_reason: str = ""
-
-
-def _identities(
-    gated: Sequence[tuple[str, SupportedFinding]],
-    matched: Sequence[MatchedFinding[SynthesizedFinding]],
-    synthesized: Sequence[SynthesizedFinding],
-    still_open: Sequence[ReportedFinding],
-) -> dict[int, _Identity]:
-    """Who each gate input is, keyed by the identity of its ``Finding`` object."""
-    identities: dict[int, _Identity] = {}
-    fresh, carried = gated[: len(matched)], gated[len(matched) :]
-    for (fid, supported), match in zip(fresh, matched, strict=True):
-        argued = match.argued_severity
-        identities[id(supported.finding)] = _Identity(
-            id=fid,
-            first_seen_round=match.first_seen_round,
-            members=match.candidate.members,
-            argued_severity=argued if argued is not match.finding.severity else None,
-            severity_change_reason=match.severity_change_reason,
-        )
-    for (fid, supported), earlier in zip(carried, still_open, strict=True):
-        identities[id(supported.finding)] = _Identity(
-            id=fid,
-            first_seen_round=earlier.first_seen_round,
-            members=earlier.members,
-            argued_severity=earlier.argued_severity,
-            severity_change_reason=earlier.severity_change_reason,
-        )
-    assert len(synthesized) == len(matched)  # match keeps one entry per synthesized finding
-    return identities
-
-
-def _report(
-    decision: GateDecision,
-    identity: _Identity,
-    files: Sequence[FileDiff],
-    history: RoundHistory,
-) -> ReportedFinding:
-    finding = decision.finding
-    return ReportedFinding(
-        id=identity.id,
-        finding=finding,
-        severity=decision.severity,
-        original_severity=decision.original_severity,
-        blocking=decision.blocking,
-        gate_reason=decision.reason,
-        votes=decision.votes,
-        first_seen_round=identity.first_seen_round,
-        anchor=anchor_to_diff(
-            finding.path, finding.line, finding.side, files, end_line=finding.end_line
-        ),
-        confirmation=decision.confirmation,
-        fact_check=decision.fact_check,
-        members=identity.members + len(decision.merged),
-        on_changed_line=finding.line in _delta_lines(finding.path, files, history),
-        argued_severity=identity.argued_severity,
-        severity_change_reason=identity.severity_change_reason,
-    )
-
-
-def _checklist_finding(
-    finding: Finding, files: Sequence[FileDiff], history: RoundHistory, round_index: int
-) -> ReportedFinding:
-    """A finding a failing checklist item created (P2/P3: it never blocks)."""
-    return ReportedFinding(
-        id=finding.fingerprint(),
-        finding=finding,
-        severity=finding.severity,
-        votes=0,
-        first_seen_round=round_index,
-        anchor=anchor_to_diff(
-            finding.path, finding.line, finding.side, files, end_line=finding.end_line
-        ),
-        on_changed_line=finding.line in _delta_lines(finding.path, files, history),
-    )
-
-
-def _delta_lines(path: str, files: Sequence[FileDiff], history: RoundHistory) -> frozenset[int]:
-    """Head lines this round's delta added: since the previous head, else in the whole PR."""
-    if history.line_map is not None:
-        return history.line_map.added_lines(path)
-    file = file_for_path(files, path)
-    return file.changed_lines() if file is not None else frozenset()
-
-
-def _body_order(findings: Sequence[ReportedFinding]) -> list[ReportedFinding]:
-    """Blocking first, then by severity; reviewers' order within a severity."""
-    return sorted(findings, key=lambda f: (not f.blocking, f.severity.rank))
-
-
-def _strengths(outcomes: Sequence[DiscoveryOutcome]) -> list[Strength]:
-    return [strength for outcome in outcomes for strength in outcome.strengths]
 
 
 def _skipped(
