@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
+
 from assay.eval import Predicted, TruthDefect
 from assay.eval.scores import ReviewOutcome, critical_path_ms, rates, score_case, summarize
 from assay.llm.client import CallRecord
 from assay.model import Severity
+
+_chains = itertools.count(1)
 
 
 def call(stage: str, latency_ms: int, *, cached: bool = False, tokens: int = 10) -> CallRecord:
@@ -15,6 +19,8 @@ def call(stage: str, latency_ms: int, *, cached: bool = False, tokens: int = 10)
         cached=cached,
         attempts=0 if cached else 1,
         latency_ms=latency_ms,
+        service_ms=0 if cached else latency_ms,
+        chain=next(_chains),  # each call its own chain: independent calls
         prompt_tokens=tokens,
         completion_tokens=1,
         ok=True,

@@ -169,3 +169,77 @@ def test_three_rounds_fix_carry_and_force_push(
     listed = run_cli("history", "--repo", str(repo))
     assert listed.exit_code == 0
     assert [line.split()[0] for line in listed.stdout.splitlines()[-3:]] == ["1", "2", "3"]
+
+
+class StaleBlockerScript:
+    """Round 1: three reps report a P1 whose claim holds. Round 2: nobody reports it again,
+    recheck says it is still open, but the line its claim cites has changed."""
+
+    def __init__(self) -> None:
+        self.round = 1
+
+    def __call__(self, request: ChatRequest) -> ReplyValue:
+        if request.stage == "discover":
+            found = []
+            if self.round == 1:
+                found = [
+                    {
+                        **FINDING_A,
+                        "severity": "P1",
+                        "claims": [
+                            {
+                                "kind": "line_contains",
+                                "text": "service.py:2 calls open(path) with no with block",
+                                "path": "service.py",
+                                "line": 2,
+                                "needle": "open(path)",
+                                "count": None,
+                            }
+                        ],
+                    }
+                ]
+            return json_reply({"findings": found, "strengths": []})
+        if request.stage == "confirm":
+            return json_reply({"verdict": "confirmed", "reason": "service.py:2 leaks."})
+        if request.stage == "recheck":
+            return json_reply(
+                {"status": "still_open", "proof": "service.py:2 still opens a file.", "lines": [2]}
+            )
+        raise AssertionError(f"unexpected stage {request.stage}")
+
+
+def test_a_carried_blocker_whose_claim_is_now_refuted_stops_blocking(
+    make_repo: Callable[..., Path], run_cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    script = StaleBlockerScript()
+    repo = make_repo({"service.py": ""}, {"service.py": SERVICE_LEAK})
+    with ScriptedLLMServer(script) as server:
+        os.environ.update(ASSAY_LLM_BASE_URL=server.base_url, ASSAY_MODEL="assay-test")
+
+        def review(name: str) -> dict[str, Any]:
+            out = tmp_path / name
+            done = run_cli(
+                "review", "--repo", str(repo), "--base", "main", "--reps", "3",
+                "--agentic-reps", "0", "--block-support", "3", "--out", str(out),
+            )  # fmt: skip
+            assert done.exit_code == 0, done.stderr
+            return json.loads((out / "result.json").read_text(encoding="utf-8"))
+
+        first = review("r1")
+        [blocker] = first["findings"]
+        assert blocker["blocking"] and blocker["votes"] == 3
+        assert blocker["fact_check"]["verdict"] == "hold"
+
+        write(repo, "service.py", "def load(path):\n    return open(path, 'rb').read()\n")
+        commit_all(repo, "read bytes")
+        script.round = 2
+        second = review("r2")
+
+    [carried] = second["findings"]
+    assert carried["id"] == blocker["id"] and carried["first_seen_round"] == 1
+    assert not carried["blocking"]  # re-gated this round: its claim no longer holds
+    assert carried["fact_check"]["verdict"] == "refuted"
+    assert carried["fact_check"]["round_index"] == 2
+    assert (carried["severity"], carried["original_severity"]) == ("P2", "P1")
+    assert "fact-check refuted" in carried["gate_reason"]
+    assert second["kpi"]["blocking"] == 0 and second["kpi"]["recheck"]["still_open"] == 1

@@ -16,13 +16,11 @@ Definitions (``tp``/``fp``/``fn`` come from :mod:`assay.eval.matcher`):
 - Findings per PR: reported findings (every severity, static ones included) per case — the
   noise a team reads.
 - Per-category recall: defects found at the headline window, by canonical category.
-- Cost: tokens, calls (cached ones counted apart), the round's wall time, and the critical
-  path estimated from the round's call records: the stages of a round run one after the other
-  and the calls within a stage concurrently, so the estimate is the sum over stages of the
-  slowest call. The critical-path ratio is wall time / that estimate (1.0 = no time lost
-  outside model waits). The records carry no start times, so re-asks within a rep are not
-  chained: the estimate can be low when a stage re-asked. ``null`` when the round made no
-  model call or all calls were replayed from the cache (no latency to measure).
+- Cost: tokens, calls (cached ones counted apart), the round's wall time, and its critical
+  path: the longest chain of dependent model calls in endpoint time (phases in order; within
+  a phase, the longest chain of calls made one after another by one task). The critical-path
+  ratio is wall time / critical path (1.0 = no time lost outside model waits). ``null`` when
+  the round made no model call or all calls were replayed from the cache.
 """
 
 from __future__ import annotations
@@ -43,6 +41,7 @@ from assay.eval.matcher import (
     match_findings,
 )
 from assay.llm.client import CallRecord
+from assay.pipeline._kpi import critical_path_ms as kpi_critical_path_ms
 
 __all__ = [
     "CaseScore",
@@ -329,7 +328,10 @@ def summarize(
 
 
 def critical_path_ms(calls: Sequence[CallRecord]) -> int | None:
-    """Estimate a round's critical path: the sum over stages of the slowest call.
+    """A round's critical path: the longest chain of dependent model calls, in endpoint time.
+
+    The same measure as the KPI's ``critical_path_ms`` (``assay.pipeline._kpi``): phases run
+    one after another, calls of one chain (an agentic loop, a call and its re-asks) in order.
 
     Args:
         calls: The round's call records.
@@ -337,12 +339,9 @@ def critical_path_ms(calls: Sequence[CallRecord]) -> int | None:
     Returns:
         Milliseconds, or ``None`` when no call went over HTTP (nothing to measure).
     """
-    slowest: dict[str, int] = {}
-    for call in calls:
-        if call.cached:
-            continue
-        slowest[call.stage] = max(slowest.get(call.stage, 0), call.latency_ms)
-    return sum(slowest.values()) if slowest else None
+    if all(call.cached for call in calls):
+        return None
+    return kpi_critical_path_ms(calls)
 
 
 def _usage(calls: Sequence[CallRecord]) -> dict[str, int]:

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from assay.checklists.reply import ChecklistReply
 from assay.errors import ConfigError
+from assay.eval.judge import JudgeReply
 from assay.llm.schemas import DiscoveryReply, model_json_schema_strict
 from assay.pipeline.confirm import ConfirmReply
 from assay.pipeline.factcheck import FactCheckReply
@@ -27,8 +28,9 @@ STAGE_REPLIES: dict[str, type[BaseModel]] = {
     "fact_check": FactCheckReply,
     "recheck": RecheckReply,
     "checklist": ChecklistReply,
+    "judge": JudgeReply,
 }
-"""In pipeline order."""
+"""In pipeline order; ``judge`` is the evaluation harness's (``assay eval --judge``)."""
 
 
 def stage_names() -> tuple[str, ...]:
