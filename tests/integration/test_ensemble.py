@@ -143,6 +143,15 @@ def test_five_reps_two_agentic_block_a_confirmed_fact_checked_p1(
     findings = json.loads((out / "findings.json").read_text(encoding="utf-8"))
     leak_finding = next(f for f in findings if f["blocking"])
     assert leak_finding["votes"] == 3 and leak_finding["first_seen_round"] == 1
+    # Checklists: M is the applicable items; a failing item with no finding made one, inline.
+    result = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    assert len(result["checklist"]["items"]) > 0
+    created = [f for f in findings if (f["code"] or "").startswith("checklist:")]
+    assert created, [f["code"] for f in findings]
+    comments = json.loads((out / "comments.json").read_text(encoding="utf-8"))
+    bodies = {c["finding_id"]: c["body"] for c in comments}
+    assert all("Checklist: " in bodies[f["id"]] for f in created if f["id"] in bodies)
+    assert "Checklist Findings (" in done.stdout
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert "votes 3/5" in summary and "first seen r1" in summary.lower()
     assert "hold — verified(" in summary
