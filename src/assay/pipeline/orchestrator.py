@@ -31,6 +31,7 @@ from assay.model import (
     Coverage,
     FactCheckKpi,
     Finding,
+    Kpi,
     ReportedFinding,
     RoundResult,
     StageFailure,
@@ -215,6 +216,8 @@ async def review_round(
                 ledger.add(failures=[StageFailure(stage=f"discover[{rep}]", error=outcome.error)])
 
     static_report = await static_task if static_task is not None else None
+    if ledger.pending:  # batch export: later stages depend on answers not in yet
+        return _pending(snapshot, k, ledger)
     if static_report is not None:
         ledger.add(failures=[StageFailure(stage="static", error=e) for e in static_report.errors])
     static_findings = list(static_report.findings) if static_report else []
@@ -228,6 +231,8 @@ async def review_round(
         clusters, llm, lang=options.lang, reps=max(options.reps, 1)
     )
     ledger.add(calls=synthesis.calls, pending=synthesis.pending)
+    if ledger.pending:
+        return _pending(snapshot, k, ledger)
 
     progress.stage("match")
     matched = match_findings(
@@ -273,6 +278,9 @@ async def review_round(
                 failures=stage_outcome.failures,
             )
     ledger.add(calls=recheck.calls, pending=recheck.pending, failures=recheck.failures)
+
+    if ledger.pending:
+        return _pending(snapshot, k, ledger)
 
     progress.stage("gate")
     carried_open = [(f.id, carried(f)) for f in recheck.still_open]
@@ -371,6 +379,22 @@ async def review_round(
     )
     return RoundOutcome(
         result=result,
+        calls=tuple(ledger.calls),
+        tool_calls=tuple(ledger.tool_calls),
+        pending=tuple(ledger.pending),
+    )
+
+
+def _pending(snapshot: PullRequestSnapshot, round_index: int, ledger: _Ledger) -> RoundOutcome:
+    """Batch export stops at the first stage with unanswered requests: the stages after it
+    would ask about inputs that are about to change (a cluster missing a rep's findings)."""
+    return RoundOutcome(
+        result=RoundResult(
+            pr=snapshot.meta,
+            round_index=round_index,
+            reviewed_at=datetime.now(UTC),
+            kpi=Kpi(round_index=round_index),
+        ),
         calls=tuple(ledger.calls),
         tool_calls=tuple(ledger.tool_calls),
         pending=tuple(ledger.pending),
