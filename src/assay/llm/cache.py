@@ -22,6 +22,7 @@ __all__ = [
     "MemoryReplayCache",
     "ReplayCache",
     "canonical_request_json",
+    "key_of_canonical",
     "request_key",
 ]
 
@@ -138,5 +139,10 @@ def request_key(body: dict[str, Any]) -> str:
         >>> request_key({"model": "m", "messages": []})[:12]
         '9b8e6db0a210'
     """
-    text = f"{REQUEST_KEY_VERSION}\n{canonical_request_json(body)}"
+    return key_of_canonical(canonical_request_json(body))
+
+
+def key_of_canonical(canonical: str) -> str:
+    """:func:`request_key` from an already computed :func:`canonical_request_json` text."""
+    text = f"{REQUEST_KEY_VERSION}\n{canonical}"
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

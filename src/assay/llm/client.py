@@ -45,7 +45,12 @@ from assay.llm._transport import (
     monotonic_ms,
     send_with_retries,
 )
-from assay.llm.cache import CachedExchange, ReplayCache, request_key
+from assay.llm.cache import (
+    CachedExchange,
+    ReplayCache,
+    canonical_request_json,
+    key_of_canonical,
+)
 from assay.llm.schemas import shared_strict_schema
 from assay.llm.settings import LLMSettings
 
@@ -394,7 +399,9 @@ class LLMClient:
             LLMPending: Batch export and the exchange is not in the cache.
             LLMError: See :meth:`call_stage`; the error carries this exchange's record.
         """
-        key = request_key(body)
+        # One serialization serves both the cache key and the bytes sent.
+        canonical = canonical_request_json(body)
+        key = key_of_canonical(canonical)
         started = time.perf_counter()
         cached = self._read_cache(key)
         if cached is not None:
@@ -418,7 +425,7 @@ class LLMClient:
         attempt_log = AttemptLog()
         try:
             response, latency_ms = await send_with_retries(
-                lambda: self._send_once(stage, body),
+                lambda: self._send_once(stage, canonical.encode("utf-8")),
                 self._policy,
                 attempt_log,
                 endpoint=self._settings.base_url,
@@ -442,7 +449,7 @@ class LLMClient:
         log.info("llm.call", **record.model_dump(exclude={"key"}), key=key[:12])
         return Completion(key, body, response, view, record)
 
-    async def _send_once(self, stage: str, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    async def _send_once(self, stage: str, content: bytes) -> tuple[dict[str, Any], int]:
         """One HTTP attempt, inside the concurrency bound; returns the parsed body and latency."""
         sdk = self._sdk()
         async with self._semaphore:
@@ -452,7 +459,7 @@ class LLMClient:
             raw = await sdk.post(
                 "/chat/completions",
                 cast_to=httpx2.Response,
-                content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                content=content,
                 options={"headers": {STAGE_HEADER: stage, "Content-Type": "application/json"}},
             )
             text = raw.text
