@@ -29,10 +29,10 @@ from assay.model import (
     ConfirmKpi,
     ConfirmVerdict,
     Finding,
-    StageFailure,
 )
 from assay.pipeline._claims import RevisionText
 from assay.pipeline._evidence import ask_model, cited_excerpts, finding_text
+from assay.pipeline._spend import StageSpend, total_spend
 from assay.tools import Toolbox, ToolCallRecord
 
 __all__ = [
@@ -62,18 +62,15 @@ class ConfirmReply(BaseModel):
     reason: str = Field(max_length=1500, description="One to three sentences citing path:line.")
 
 
-@dataclass(frozen=True)
-class ConfirmOutcome:
-    """The confirmations of a batch of candidates, parallel to the candidates given."""
+@dataclass(frozen=True, kw_only=True)
+class ConfirmOutcome(StageSpend):
+    """The confirmations of a batch of candidates, parallel to the candidates given.
+
+    A candidate whose request is pending (batch export) reads ``failed`` meanwhile.
+    """
 
     confirmations: tuple[Confirmation, ...]
     kpi: ConfirmKpi
-    calls: tuple[CallRecord, ...] = ()
-    tool_calls: tuple[ToolCallRecord, ...] = ()
-    """The agentic checks' tool calls, in candidate order (failed checks included)."""
-    pending: tuple[LLMPending, ...] = ()
-    """Batch export: requests not answered yet (their confirmations read ``failed``)."""
-    failures: tuple[StageFailure, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,14 +131,7 @@ async def confirm_candidates(
             to_block=sum(1 for r in counted if r.confirmation.verdict is ConfirmVerdict.CONFIRMED),
             confirm_fail=sum(1 for r in counted if r.confirmation.verdict is ConfirmVerdict.FAILED),
         ),
-        calls=tuple(call for result in results for call in result.calls),
-        tool_calls=tuple(tool_call for result in results for tool_call in result.tool_calls),
-        pending=tuple(pending for result in results for pending in result.pending),
-        failures=tuple(
-            StageFailure(stage=f"{STAGE}[{index}]", error=result.failure)
-            for index, result in enumerate(results)
-            if result.failure is not None
-        ),
+        **vars(total_spend(results, STAGE)),
     )
 
 

@@ -37,7 +37,6 @@ from assay.model import (
     FactCheckKpi,
     FactCheckVerdict,
     Finding,
-    StageFailure,
 )
 from assay.pipeline._claims import (
     RevisionText,
@@ -45,6 +44,7 @@ from assay.pipeline._claims import (
     free_claim_obstacle,
 )
 from assay.pipeline._evidence import ask_model, cited_excerpts, finding_text
+from assay.pipeline._spend import StageSpend, total_spend
 from assay.tools import Toolbox, ToolCallRecord
 
 __all__ = [
@@ -84,18 +84,15 @@ class FactCheckReply(BaseModel):
     claims: list[CheckedClaim] = Field(max_length=_MAX_REPLY_CLAIMS)
 
 
-@dataclass(frozen=True)
-class FactCheckOutcome:
-    """The fact-checks of a batch of findings, parallel to the findings given."""
+@dataclass(frozen=True, kw_only=True)
+class FactCheckOutcome(StageSpend):
+    """The fact-checks of a batch of findings, parallel to the findings given.
+
+    A finding whose request is pending (batch export) reads ``unverified`` meanwhile.
+    """
 
     fact_checks: tuple[FactCheck, ...]
     kpi: FactCheckKpi
-    calls: tuple[CallRecord, ...] = ()
-    tool_calls: tuple[ToolCallRecord, ...] = ()
-    """The agentic checks' tool calls, in finding order (failed checks included)."""
-    pending: tuple[LLMPending, ...] = ()
-    """Batch export: requests not answered yet (their findings read ``unverified``)."""
-    failures: tuple[StageFailure, ...] = ()
 
 
 @dataclass
@@ -171,14 +168,7 @@ async def fact_check_findings(
             refuted=_count(fact_checks, FactCheckVerdict.REFUTED),
             parse_fail=_count(fact_checks, FactCheckVerdict.PARSE_FAIL),
         ),
-        calls=tuple(call for result in results for call in result.calls),
-        tool_calls=tuple(tool_call for result in results for tool_call in result.tool_calls),
-        pending=tuple(pending for result in results for pending in result.pending),
-        failures=tuple(
-            StageFailure(stage=f"{STAGE}[{index}]", error=result.failure)
-            for index, result in enumerate(results)
-            if result.failure is not None
-        ),
+        **vars(total_spend(results, STAGE)),
     )
 
 
