@@ -74,7 +74,7 @@ def local_snapshot(
     attributes_blob = repo.read_blob(merge_base_sha, ".gitattributes")
     return PullRequestSnapshot(
         meta=meta,
-        identity=local_identity(repo, head=head, pr_id=pr_id),
+        identity=_identity(repo, head_ref, pr_id),
         files=files,
         patch_bytes=len(patch),
         head=GitRevisionReader(repo, head_sha),
@@ -90,7 +90,11 @@ def _text(blob: bytes | None) -> str | None:
 
 def local_identity(repo: GitRepo, *, head: str = "HEAD", pr_id: str | None = None) -> str:
     """The identity that owns a local pull request's rounds: ``local:/repo@branch``."""
-    return pr_id or f"local:{Path(repo.path).resolve()}@{_head_ref(repo, head)}"
+    return _identity(repo, _head_ref(repo, head), pr_id)
+
+
+def _identity(repo: GitRepo, head_ref: str, pr_id: str | None) -> str:
+    return pr_id or f"local:{Path(repo.path).resolve()}@{head_ref}"
 
 
 def _head_ref(repo: GitRepo, head: str) -> str:

@@ -77,7 +77,6 @@ class Identity:
 def identities(
     gated: Sequence[tuple[str, SupportedFinding]],
     matched: Sequence[MatchedFinding[SynthesizedFinding]],
-    synthesized: Sequence[SynthesizedFinding],
     still_open: Sequence[ReportedFinding],
 ) -> dict[int, Identity]:
     """Who each gate input is, keyed by the identity of its ``Finding`` object."""
@@ -100,7 +99,6 @@ def identities(
             argued_severity=earlier.argued_severity,
             severity_change_reason=earlier.severity_change_reason,
         )
-    assert len(synthesized) == len(matched)  # match keeps one entry per synthesized finding
     return identities
 
 

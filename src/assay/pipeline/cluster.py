@@ -52,14 +52,12 @@ from dataclasses import dataclass
 from rapidfuzz import fuzz, utils
 
 from assay.model import ClaimKind, Finding, FindingSource, Severity
-from assay.pipeline.gate import SupportedFinding
 
 __all__ = [
     "DEFAULT_LINE_WINDOW",
     "DEFAULT_MIN_EVIDENCE_SIMILARITY",
     "DEFAULT_MIN_TITLE_SIMILARITY",
     "Cluster",
-    "cluster_exact",
     "cluster_findings",
     "normalize_path",
 ]
@@ -192,23 +190,6 @@ def cluster_findings(
         else:
             groups[best].append(item)
     return [Cluster(members=tuple(item.finding for item in group)) for group in groups]
-
-
-def cluster_exact(findings: Sequence[Finding]) -> list[SupportedFinding]:
-    """Deprecated: the first version's exact grouping, kept until the orchestrator switches to
-    :func:`cluster_findings`.
-
-    One entry per distinct (path, line, side, title), case and spacing folded; the first member
-    represents it.
-    """
-    groups: dict[tuple[str, int, str, str], list[Finding]] = {}
-    for finding in findings:
-        key = (finding.path, finding.line, finding.side.value, _fold(finding.title))
-        groups.setdefault(key, []).append(finding)
-    return [
-        SupportedFinding(members[0], votes=len({m.rep for m in members if m.rep is not None}) or 1)
-        for members in groups.values()
-    ]
 
 
 def normalize_path(path: str) -> str:
@@ -362,10 +343,6 @@ def _comparable(text: str) -> str:
             elif part not in _FUNCTION_WORDS:
                 words.append(part)
     return " ".join(words)
-
-
-def _fold(title: str) -> str:
-    return " ".join(title.lower().split())
 
 
 def _rank(severity: Severity) -> int:

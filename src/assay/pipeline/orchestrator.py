@@ -293,7 +293,7 @@ async def review_round(
         require_confirm=options.confirm,
         require_fact_check=options.fact_check,
     )
-    identity_of = identities(gated, matched.findings, synthesis.findings, recheck.still_open)
+    identity_of = identities(gated, matched.findings, recheck.still_open)
     reported = [report(d, identity_of[id(d.finding)], files, history.line_map) for d in decisions]
 
     checklist: ChecklistOutcome | None = None
